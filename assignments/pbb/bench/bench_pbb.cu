@@ -1,0 +1,218 @@
+// Speed of the reference's mapReduce, scanInc and sgmScanInc against cudaMemcpy, a copy
+// kernel and CUB, all timed in the same run. A benchmark, not a test: it prints a table.
+//
+//   pbb_bench [--block B] [--min-log2 K] [--max-log2 K]
+//
+// Method: CUDA events around each repetition, the L2 cache flushed before each one (so no
+// size is timed from the cache), warm-up first, the median of the repetitions reported.
+// Every timed result is checked against a host model once, so a fast wrong kernel cannot pass.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "hostSkel.cu.h"
+#include "kernellab/cuda_check.hpp"
+#include "kernellab/device_buffer.hpp"
+#include "kernellab/inputs.hpp"
+
+using kernellab::DeviceBuffer;
+
+namespace {
+
+/** The copy baseline: 16-byte accesses, grid-stride, as a tuned memory-bound kernel would. */
+__global__ void copyKernelInt4(int4* d_out, const int4* d_in, size_t n4) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n4; i += size_t(gridDim.x) * blockDim.x) {
+        d_out[i] = d_in[i];
+    }
+}
+
+struct Timer {
+    int warmup;
+    int reps;
+    DeviceBuffer<char>* flush;
+
+    /** Median time of `run` in microseconds, with the L2 flushed before each repetition. */
+    double medianMicros(const std::function<void()>& run) const {
+        for (int i = 0; i < warmup; i++) { run(); }
+        KL_CHECK_LAUNCH();
+        cudaEvent_t start, stop;
+        KL_CUDA(cudaEventCreate(&start));
+        KL_CUDA(cudaEventCreate(&stop));
+        std::vector<float> times;
+        for (int i = 0; i < reps; i++) {
+            KL_CUDA(cudaMemsetAsync(flush->data(), i & 0xff, flush->size()));
+            KL_CUDA(cudaEventRecord(start));
+            run();
+            KL_CUDA(cudaEventRecord(stop));
+            KL_CUDA(cudaEventSynchronize(stop));
+            float ms = 0;
+            KL_CUDA(cudaEventElapsedTime(&ms, start, stop));
+            times.push_back(ms);
+        }
+        KL_CHECK_LAUNCH();
+        KL_CUDA(cudaEventDestroy(start));
+        KL_CUDA(cudaEventDestroy(stop));
+        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+        return times[times.size() / 2] * 1000.0;
+    }
+};
+
+struct Row {
+    uint32_t log2n;
+    std::string name;
+    double micros;
+    double bytes;
+    double baseline_micros;  // the CUB version of the same operation, or 0
+    double memcpy_micros;
+};
+
+void printRow(const Row& r) {
+    const double gbps = r.bytes / (r.micros * 1e3);
+    std::printf("| 2^%u | %-34s | %10.1f | %7.0f | %s | %5.2fx |\n", r.log2n, r.name.c_str(), r.micros, gbps,
+                r.baseline_micros > 0 ? (std::to_string(r.baseline_micros / r.micros).substr(0, 4) + "x").c_str() : "  -  ",
+                r.memcpy_micros / r.micros);
+}
+
+void require(bool ok, const std::string& what) {
+    if (!ok) {
+        std::fprintf(stderr, "pbb_bench: %s: the timed result is WRONG\n", what.c_str());
+        std::exit(EXIT_FAILURE);
+    }
+}
+
+template<class OP>
+std::vector<typename OP::RedElTp> hostScan(const std::vector<int>& in) {
+    std::vector<typename OP::RedElTp> out(in.size());
+    typename OP::RedElTp acc = OP::identity();
+    for (size_t i = 0; i < in.size(); i++) {
+        typename OP::RedElTp el = OP::mapFun(in[i]);
+        acc = OP::apply(acc, el);
+        out[i] = acc;
+    }
+    return out;
+}
+
+void benchSize(uint32_t log2n, uint32_t block, const Timer& timer) {
+    const size_t n = size_t(1) << log2n;
+    const auto input = kernellab::randomInts(n, log2n, -9, 9);
+    const auto flags = kernellab::randomFlags(n, log2n, 1000);
+    DeviceBuffer<int> d_in(input), d_out(n), d_red(MAX_BLOCK), d_one(1);
+    DeviceBuffer<MyInt4> d_out4(n), d_red4(MAX_BLOCK);
+    DeviceBuffer<char> d_flags(flags), d_tmp_flags(MAX_BLOCK);
+
+    size_t cub_reduce_bytes = 0, cub_scan_bytes = 0;
+    cub::DeviceReduce::Sum(nullptr, cub_reduce_bytes, d_in.data(), d_one.data(), n);
+    cub::DeviceScan::InclusiveSum(nullptr, cub_scan_bytes, d_in.data(), d_out.data(), n);
+    DeviceBuffer<char> d_cub(std::max(cub_reduce_bytes, cub_scan_bytes));
+
+    const double word = sizeof(int);
+    const auto memcpy_us = timer.medianMicros([&] {
+        KL_CUDA(cudaMemcpyAsync(d_out.data(), d_in.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
+    });
+    const auto copy_us = timer.medianMicros([&] {
+        copyKernelInt4<<<4 * 132, 256>>>((int4*)d_out.data(), (const int4*)d_in.data(), n / 4);
+    });
+    const auto naive_copy_us = timer.medianMicros([&] {
+        naiveMemcpy<<<uint32_t((n + block - 1) / block), block>>>(d_out.data(), d_in.data(), uint32_t(n));
+    });
+    require(d_out.download() == input, "naiveMemcpy");
+
+    const auto expected = hostScan<Add<int>>(input);
+    const auto cub_reduce_us = timer.medianMicros([&] {
+        cub::DeviceReduce::Sum(d_cub.data(), cub_reduce_bytes, d_in.data(), d_one.data(), n);
+    });
+    require(d_one.download()[0] == expected.back(), "CUB DeviceReduce::Sum");
+    const auto reduce_us = timer.medianMicros([&] { mapReduce<Add<int>>(block, n, d_red.data(), d_in.data()); });
+    require(d_red.download()[0] == expected.back(), "mapReduce<Add<int>>");
+
+    const auto cub_scan_us = timer.medianMicros([&] {
+        cub::DeviceScan::InclusiveSum(d_cub.data(), cub_scan_bytes, d_in.data(), d_out.data(), n);
+    });
+    require(d_out.download() == expected, "CUB DeviceScan::InclusiveSum");
+    d_out.poison();
+    const auto scan_us = timer.medianMicros([&] { scanInc<Add<int>>(block, n, d_out.data(), d_in.data(), d_red.data()); });
+    require(d_out.download() == expected, "scanInc<Add<int>>");
+
+    const auto expected4 = hostScan<Mssp>(input);
+    const auto reduce4_us = timer.medianMicros([&] { mapReduce<Mssp>(block, n, d_red4.data(), d_in.data()); });
+    require(Mssp::equals(d_red4.download()[0], expected4.back()), "mapReduce<Mssp>");
+    const auto scan4_us = timer.medianMicros([&] { scanInc<Mssp>(block, n, d_out4.data(), d_in.data(), d_red4.data()); });
+    const auto scanned4 = d_out4.download();
+    require(std::equal(scanned4.begin(), scanned4.end(), expected4.begin(), Mssp::equals), "scanInc<Mssp>");
+
+    d_out.poison();
+    const auto sgm_us = timer.medianMicros([&] {
+        sgmScanInc<Add<int>>(block, n, d_out.data(), d_flags.data(), d_in.data(), d_red.data(), d_tmp_flags.data());
+    });
+    std::vector<int> expected_sgm(n);
+    int64_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc = flags[i] ? input[i] : acc + input[i];
+        expected_sgm[i] = int(acc);
+    }
+    require(d_out.download() == expected_sgm, "sgmScanInc<Add<int>>");
+
+    const double nd = double(n);
+    for (const Row& r : std::vector<Row>{
+             {log2n, "cudaMemcpy D2D", memcpy_us, 2 * word * nd, 0, memcpy_us},
+             {log2n, "copy kernel (int4, grid-stride)", copy_us, 2 * word * nd, 0, memcpy_us},
+             {log2n, "naiveMemcpy", naive_copy_us, 2 * word * nd, 0, memcpy_us},
+             {log2n, "CUB DeviceReduce::Sum", cub_reduce_us, word * nd, cub_reduce_us, memcpy_us},
+             {log2n, "mapReduce<Add<int>>", reduce_us, word * nd, cub_reduce_us, memcpy_us},
+             {log2n, "mapReduce<Mssp>", reduce4_us, word * nd, cub_reduce_us, memcpy_us},
+             {log2n, "CUB DeviceScan::InclusiveSum", cub_scan_us, 2 * word * nd, cub_scan_us, memcpy_us},
+             {log2n, "scanInc<Add<int>>", scan_us, 2 * word * nd, cub_scan_us, memcpy_us},
+             {log2n, "scanInc<Mssp> (16-byte results)", scan4_us, (word + 16) * nd, cub_scan_us, memcpy_us},
+             {log2n, "sgmScanInc<Add<int>>", sgm_us, (2 * word + 1) * nd, cub_scan_us, memcpy_us}}) {
+        printRow(r);
+    }
+    std::fflush(stdout);
+}
+
+uint32_t argValue(int argc, char* argv[], const std::string& name, uint32_t fallback) {
+    for (int i = 1; i + 1 < argc; i++) {
+        if (argv[i] == name) { return uint32_t(std::strtoul(argv[i + 1], nullptr, 10)); }
+    }
+    return fallback;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+    const uint32_t block    = argValue(argc, argv, "--block", 256);
+    const uint32_t min_log2 = argValue(argc, argv, "--min-log2", 20);
+    const uint32_t max_log2 = argValue(argc, argv, "--max-log2", 28);
+    try {
+        cudaDeviceProp prop;
+        KL_CUDA(cudaGetDeviceProperties(&prop, 0));
+        int driver = 0, runtime = 0;
+        KL_CUDA(cudaDriverGetVersion(&driver));
+        KL_CUDA(cudaRuntimeGetVersion(&runtime));
+        const std::time_t now = std::time(nullptr);
+        char date[32];
+        std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+        std::printf("device: %s (sm_%d%d, %d SMs, %d MB L2), driver %d, runtime %d, %s\n", prop.name, prop.major,
+                    prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20, driver, runtime, date);
+        std::printf("block size %u, ELEMS_PER_THREAD %d, median of repetitions, L2 flushed before each\n\n", block,
+                    ELEMS_PER_THREAD);
+        std::printf("| N | kernel | time (us) | GB/s | CUB / this | memcpy / this |\n|---|---|---|---|---|---|\n");
+
+        DeviceBuffer<char> flush(size_t(2) * prop.l2CacheSize);
+        for (uint32_t log2n = min_log2; log2n <= max_log2; log2n += 2) {
+            const Timer timer{5, log2n <= 22 ? 200 : 50, &flush};
+            benchSize(log2n, block, timer);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "pbb_bench: %s\n", e.what());
+        return EXIT_FAILURE;
+    }
+    return EXIT_SUCCESS;
+}

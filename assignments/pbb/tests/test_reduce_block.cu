@@ -1,0 +1,68 @@
+// Task reduce-block: the in-block reductions of redAssoc1Block and redCommuKernel, each on its
+// own, then mapReduce end to end (which also runs redAssocKernel for non-commutative operators).
+#include "pbb_testing.cuh"
+
+using kernellab::DeviceBuffer;
+
+TEMPLATE_TEST_CASE("redAssoc1Block reduces up to 1024 elements in index order into element 0", "[reduce-block]",
+                   Add<int>, Add<float>, Max<int>, Mssp, Jitter<Mssp>) {
+    typedef TestType OP;
+    const uint32_t n    = GENERATE(1u, 2u, 31u, 32u, 33u, 100u, 511u, 1000u, 1023u, 1024u);
+    const uint64_t seed = GENERATE(5u, 6u);
+    CAPTURE(n, seed);
+
+    const auto input = pbb::mapAll<OP>(pbb::Inputs<OP>::make(n, seed));
+    DeviceBuffer<typename OP::RedElTp> d_inout(input);
+    const uint32_t block = closestMul32(n);
+    redAssoc1Block<OP><<<1, block, block * sizeof(typename OP::RedElTp)>>>(d_inout.data(), n);
+    KL_CHECK_LAUNCH();
+
+    const std::vector<typename OP::RedElTp> result{d_inout.download()[0]};
+    const std::vector<typename OP::RedElTp> expected{pbb::reduceModel<OP>(input)};
+    KL_REQUIRE_EQUAL(result, expected, pbb::Equals<OP>{}, (kernellab::Layout{block, block}));
+}
+
+TEMPLATE_TEST_CASE("redCommuKernel leaves one partial result per block for a commutative operator", "[reduce-block]",
+                   Add<int>, Add<float>, Max<int>, Jitter<Add<int>>) {
+    typedef TestType OP;
+    const uint32_t n      = GENERATE(from_range(kernellab::hostileSizes()));
+    const uint32_t block  = GENERATE(from_range(kernellab::blockSizes()));
+    const uint32_t blocks = GENERATE(1u, 3u, 64u);
+    const uint64_t seed   = 6000 + n;
+    CAPTURE(n, block, blocks, seed);
+
+    const auto input = pbb::Inputs<OP>::make(n, seed);
+    DeviceBuffer<typename OP::InpElTp> d_in(input);
+    DeviceBuffer<typename OP::RedElTp> d_out(blocks);
+    const uint32_t threads = blocks * block;
+    redCommuKernel<OP><<<blocks, block, block * sizeof(typename OP::RedElTp)>>>(d_out.data(), d_in.data(), n, threads);
+    KL_CHECK_LAUNCH();
+
+    // Thread t reduces the elements t, t + T, t + 2T, ...: element i belongs to block (i mod T) / B.
+    std::vector<typename OP::RedElTp> expected(blocks, OP::identity());
+    for (uint32_t i = 0; i < n; i++) {
+        auto& partial = expected[(i % threads) / block];
+        typename OP::RedElTp el = OP::mapFun(input[i]);
+        partial = OP::apply(partial, el);
+    }
+    KL_REQUIRE_EQUAL(d_out.download(), expected, pbb::Equals<OP>{}, (kernellab::Layout{1, 1}));
+}
+
+TEMPLATE_TEST_CASE("mapReduce reduces the whole array into element 0", "[reduce-block]",
+                   Add<int>, Add<float>, Max<int>, Mssp) {
+    typedef TestType OP;
+    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
+    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const uint64_t seed  = 7000 + n;
+    CAPTURE(n, block, seed);
+
+    const auto input = pbb::Inputs<OP>::make(n, seed);
+    DeviceBuffer<typename OP::InpElTp> d_in(input);
+    DeviceBuffer<typename OP::RedElTp> d_out(MAX_BLOCK);
+    mapReduce<OP>(block, n, d_out.data(), d_in.data());
+    KL_CHECK_LAUNCH();
+
+    const std::vector<typename OP::RedElTp> result{d_out.download()[0]};
+    const std::vector<typename OP::RedElTp> expected{pbb::reduceModel<OP>(pbb::mapAll<OP>(input))};
+    KL_REQUIRE_EQUAL(result, expected, pbb::Equals<OP>{}, kernellab::Layout{});
+}

@@ -1,0 +1,37 @@
+// Task scan-multi: scanInc end to end (its first phase, scan1Block and scan3rdKernel).
+#include "pbb_testing.cuh"
+
+using kernellab::DeviceBuffer;
+
+namespace {
+
+template<class OP>
+void checkScanInc(uint32_t n, uint32_t block, uint64_t seed) {
+    const auto input = pbb::Inputs<OP>::make(n, seed);
+    DeviceBuffer<typename OP::InpElTp> d_in(input);
+    DeviceBuffer<typename OP::RedElTp> d_out(n), d_tmp(MAX_BLOCK);
+    scanInc<OP>(block, n, d_out.data(), d_in.data(), d_tmp.data());
+    KL_CHECK_LAUNCH();
+    KL_REQUIRE_EQUAL(d_out.download(), pbb::scanModel<OP>(pbb::mapAll<OP>(input)), pbb::Equals<OP>{},
+                     kernellab::Layout{});
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("scanInc scans arrays of any size with any block size", "[scan-multi]",
+                   Add<int>, Add<float>, Max<int>, Mssp) {
+    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
+    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const uint64_t seed  = 8000 + n;
+    CAPTURE(n, block, seed);
+    checkScanInc<TestType>(n, block, seed);
+}
+
+TEMPLATE_TEST_CASE("scanInc stays correct when threads are delayed at random", "[scan-multi]",
+                   Jitter<Add<int>>, Jitter<Mssp>) {
+    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const uint32_t n     = 300007;
+    const uint64_t seed  = block;
+    CAPTURE(n, block, seed);
+    checkScanInc<TestType>(n, block, seed);
+}

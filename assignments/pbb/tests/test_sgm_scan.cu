@@ -1,0 +1,86 @@
+// Task sgm-scan: sgmScanIncWarp on its own, sgmScanIncBlock built on it, then sgmScanInc end to end.
+#include "pbb_testing.cuh"
+
+using kernellab::DeviceBuffer;
+
+namespace {
+
+/** Each warp (or block) scans its flag-value pairs; values and flags come back separately. */
+template<class OP, bool WHOLE_BLOCK>
+__global__ void sgmScanKernel(typename OP::RedElTp* d_vals_out, char* d_flags_out,
+                              typename OP::RedElTp* d_vals, char* d_flags, uint32_t N) {
+    extern __shared__ char sh_mem[];
+    volatile typename OP::RedElTp* shmem_vals = (typename OP::RedElTp*)sh_mem;
+    volatile char* shmem_flags = (char*)(sh_mem + blockDim.x * sizeof(typename OP::RedElTp));
+    const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+    shmem_vals[threadIdx.x]  = gid < N ? d_vals[gid] : OP::identity();
+    shmem_flags[threadIdx.x] = gid < N ? d_flags[gid] : 0;
+    __syncthreads();
+    ValFlg<typename OP::RedElTp> res = WHOLE_BLOCK
+        ? sgmScanIncBlock<OP, char>(shmem_vals, shmem_flags, threadIdx.x)
+        : sgmScanIncWarp<OP, char>(shmem_vals, shmem_flags, threadIdx.x);
+    if (gid < N) {
+        d_vals_out[gid]  = res.v;
+        d_flags_out[gid] = res.f;
+    }
+}
+
+template<class OP, bool WHOLE_BLOCK>
+void checkSgmScan(uint32_t n, uint32_t block, uint32_t mean_segment, uint64_t seed) {
+    const auto values = pbb::mapAll<OP>(pbb::Inputs<OP>::make(n, seed));
+    const auto flags  = kernellab::randomFlags(n, seed, mean_segment);
+    DeviceBuffer<typename OP::RedElTp> d_vals(values), d_vals_out(n);
+    DeviceBuffer<char> d_flags(flags), d_flags_out(n);
+    const size_t shmem = block * (sizeof(typename OP::RedElTp) + 1);
+    sgmScanKernel<OP, WHOLE_BLOCK><<<pbb::blocksFor(n, block), block, shmem>>>(
+        d_vals_out.data(), d_flags_out.data(), d_vals.data(), d_flags.data(), n);
+    KL_CHECK_LAUNCH();
+
+    const auto expected = pbb::sgmScanModel<OP>(values, flags, WHOLE_BLOCK ? block : WARP);
+    const kernellab::Layout layout{block, block};
+    KL_REQUIRE_EQUAL(d_vals_out.download(), pbb::valuesOf(expected), pbb::Equals<OP>{}, layout);
+    KL_REQUIRE_EQUAL(d_flags_out.download(), pbb::flagsOf(expected), pbb::FlagEquals{}, layout);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("sgmScanIncWarp scans each warp's pairs, restarting at every flag", "[sgm-scan]",
+                   Add<int>, Add<float>, Max<int>, Mssp) {
+    const uint32_t n       = GENERATE(from_range(kernellab::hostileSizes()));
+    const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
+    const uint32_t segment = GENERATE(3u, 40u);
+    const uint64_t seed    = 9000 + n;
+    CAPTURE(n, block, segment, seed);
+    checkSgmScan<TestType, false>(n, block, segment, seed);
+}
+
+TEMPLATE_TEST_CASE("sgmScanIncBlock scans each block's pairs, restarting at every flag", "[sgm-scan]",
+                   Add<int>, Mssp, Jitter<Mssp>) {
+    const uint32_t n       = GENERATE(from_range(kernellab::hostileSizes()));
+    const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
+    const uint32_t segment = GENERATE(5u, 700u);
+    const uint64_t seed    = 10000 + n;
+    CAPTURE(n, block, segment, seed);
+    checkSgmScan<TestType, true>(n, block, segment, seed);
+}
+
+TEMPLATE_TEST_CASE("sgmScanInc scans segmented arrays of any size with any block size", "[sgm-scan]",
+                   Add<int>, Add<float>, Max<int>, Mssp) {
+    typedef TestType OP;
+    const uint32_t n       = GENERATE(from_range(kernellab::hostileSizes()));
+    const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
+    const uint32_t segment = GENERATE(4u, 5000u);
+    const uint64_t seed    = 11000 + n;
+    CAPTURE(n, block, segment, seed);
+
+    const auto input = pbb::Inputs<OP>::make(n, seed);
+    const auto flags = kernellab::randomFlags(n, seed, segment);
+    DeviceBuffer<typename OP::InpElTp> d_in(input);
+    DeviceBuffer<char> d_flags(flags), d_tmp_flags(MAX_BLOCK);
+    DeviceBuffer<typename OP::RedElTp> d_out(n), d_tmp_vals(MAX_BLOCK);
+    sgmScanInc<OP>(block, n, d_out.data(), d_flags.data(), d_in.data(), d_tmp_vals.data(), d_tmp_flags.data());
+    KL_CHECK_LAUNCH();
+
+    const auto expected = pbb::sgmScanModel<OP>(pbb::mapAll<OP>(input), flags);
+    KL_REQUIRE_EQUAL(d_out.download(), pbb::valuesOf(expected), pbb::Equals<OP>{}, kernellab::Layout{});
+}

@@ -1,0 +1,45 @@
+// Inputs for tests: seeded, random, never all zeros, and the sizes and block sizes that
+// break index arithmetic (around warp and block multiples, powers of two, large primes).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace kernellab {
+
+/** `n` integers drawn uniformly from [lo, hi] with the given seed, never all zero. */
+inline std::vector<int32_t> randomInts(size_t n, uint64_t seed, int32_t lo, int32_t hi) {
+    std::mt19937_64 gen(seed);
+    std::uniform_int_distribution<int32_t> dist(lo, hi);
+    std::vector<int32_t> values(n);
+    for (auto& v : values) { v = dist(gen); }
+    bool all_zero = true;
+    for (auto v : values) { all_zero = all_zero && v == 0; }
+    if (all_zero && n > 0) { values[n / 2] = hi != 0 ? hi : lo; }
+    return values;
+}
+
+/**
+ * `n` segment flags (0 or 1) with the given seed: about one element in `mean_segment`
+ * starts a segment, and element 0 starts one only sometimes, because a scan must also
+ * handle an array that begins inside a segment.
+ */
+inline std::vector<char> randomFlags(size_t n, uint64_t seed, uint32_t mean_segment) {
+    std::mt19937_64 gen(seed ^ 0x5eed5eedULL);
+    std::uniform_int_distribution<uint32_t> dist(0, mean_segment - 1);
+    std::vector<char> flags(n);
+    for (auto& f : flags) { f = dist(gen) == 0 ? 1 : 0; }
+    return flags;
+}
+
+/** Array sizes that sit on and next to every boundary the kernels care about. */
+inline std::vector<uint32_t> hostileSizes() {
+    return {1, 31, 32, 33, 1023, 1024, 1025, (1u << 13) - 1, (1u << 13) + 1,
+            (1u << 17) - 1, (1u << 17) + 1, (1u << 20) + 1, 1000003 /* prime */};
+}
+
+/** Every block size the course allows: powers of two from one warp to 1024 threads. */
+inline std::vector<uint32_t> blockSizes() { return {32, 64, 128, 256, 512, 1024}; }
+
+}  // namespace kernellab

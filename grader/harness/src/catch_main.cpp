@@ -1,0 +1,44 @@
+// The main of every kernellab test executable. A GPU test executable run on a machine
+// without a CUDA device says so and exits with 77, which CTest reports as skipped rather
+// than passed: a missing GPU must never look like a green test.
+#if KERNELLAB_CATCH2_MAJOR == 3
+#include <catch2/catch_session.hpp>
+#else
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#endif
+
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+
+#if KERNELLAB_NEEDS_GPU
+namespace {
+
+constexpr int kSkipped = 77;
+
+bool onlyLists(int argc, char* argv[]) {
+    for (int i = 1; i < argc; i++) {
+        if (std::strncmp(argv[i], "--list", 6) == 0 || std::strcmp(argv[i], "--help") == 0
+            || std::strcmp(argv[i], "-h") == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+#endif
+
+int main(int argc, char* argv[]) {
+#if KERNELLAB_NEEDS_GPU
+    int devices = 0;
+    const cudaError_t status = cudaGetDeviceCount(&devices);
+    if (!onlyLists(argc, argv) && (status != cudaSuccess || devices == 0)) {
+        std::fprintf(stderr, "%s: no CUDA device (%s): these GPU tests were not run\n", argv[0],
+                     status != cudaSuccess ? cudaGetErrorString(status) : "none found");
+        return kSkipped;
+    }
+#endif
+    return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,1 @@
+"""kernellab: instructor tools and autograder for CUDA course labs."""

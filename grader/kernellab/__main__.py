@@ -1,0 +1,5 @@
+import sys
+
+from kernellab.cli import main
+
+sys.exit(main())
