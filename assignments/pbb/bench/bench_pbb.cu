@@ -76,8 +76,9 @@ struct Row {
 
 void printRow(const Row& r) {
     const double gbps = r.bytes / (r.micros * 1e3);
-    std::printf("| 2^%u | %-34s | %10.1f | %7.0f | %s | %5.2fx |\n", r.log2n, r.name.c_str(), r.micros, gbps,
-                r.baseline_micros > 0 ? (std::to_string(r.baseline_micros / r.micros).substr(0, 4) + "x").c_str() : "  -  ",
+    char vs_cub[16] = "  -  ";
+    if (r.baseline_micros > 0) { std::snprintf(vs_cub, sizeof vs_cub, "%.2fx", r.baseline_micros / r.micros); }
+    std::printf("| 2^%u | %-34s | %10.1f | %7.0f | %s | %5.2fx |\n", r.log2n, r.name.c_str(), r.micros, gbps, vs_cub,
                 r.memcpy_micros / r.micros);
 }
 
