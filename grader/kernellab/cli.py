@@ -29,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kernellab", description="Instructor tools for the kernellab CUDA labs.")
+    parser = argparse.ArgumentParser(prog="kernellab", description="kernellab: check a solution against an assignment's tests, generate skeletons, prove the tests reject known-wrong versions.")
     parser.add_argument(
         "--root",
         metavar="DIR",
