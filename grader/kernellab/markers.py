@@ -7,6 +7,9 @@ A region in a C/C++/CUDA source, each marker alone on its line:
     // STUB
     // ...stub lines, commented out: uncommented in the skeleton...
     // END SOLUTION
+
+A TOML file (the answers to an assignment's questions) takes the same markers with `#` comments:
+`# BEGIN SOLUTION <task-id>`, `# STUB`, `# END SOLUTION`, and stub lines written `# <line>`.
 """
 
 import re
@@ -19,15 +22,41 @@ from kernellab.text import encode_text, read_text, split_ending, split_lines
 
 # ".cu.h" ends in ".h" already; it is listed because it is the suffix the labs use.
 SOURCE_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".c", ".cu.h")
+TOML_SUFFIXES = (".toml",)
 
-_BEGIN = re.compile(r"[ \t]*// BEGIN SOLUTION(?: (?P<task>\S+))?[ \t]*")
-_END = re.compile(r"[ \t]*// END SOLUTION[ \t]*")
-_STUB = re.compile(r"[ \t]*// STUB[ \t]*")
-# Near misses of the markers above: a typo must not leak a solution into the skeleton.
+# Near misses of the markers: a typo must not leak a solution into the skeleton.
 _MENTIONS_REGION = re.compile(r"(begin|end)\s*solution", re.IGNORECASE)
-# A comment holding the word STUB and nothing but punctuation, unlike a commented-out `// stub();`.
-_LONE_STUB_COMMENT = re.compile(r"[ \t]*(//+|/\*+)[\s:;.,!#*=/-]*stub[\s:;.,!#*=/-]*", re.IGNORECASE)
-_COMMENTED_STUB_LINE = re.compile(r"(?P<indent>[ \t]*)// ?(?P<code>.*)")
+
+
+@dataclass(frozen=True)
+class _CommentSyntax:
+    """The markers of one kind of file, written with its line comment (`//` or `#`)."""
+
+    comment: str
+    begin: re.Pattern
+    end: re.Pattern
+    stub: re.Pattern
+    # A comment holding the word STUB and nothing but punctuation, unlike a commented-out `// stub();`.
+    lone_stub_comment: re.Pattern
+    commented_stub_line: re.Pattern
+
+    @classmethod
+    def of(cls, comment: str, block_comment: str = "") -> "_CommentSyntax":
+        token = re.escape(comment)
+        punctuation = r"[\s:;.,!#*=/-]*"
+        opener = f"{token}+" + (f"|{block_comment}" if block_comment else "")
+        return cls(
+            comment=comment,
+            begin=re.compile(rf"[ \t]*{token} BEGIN SOLUTION(?: (?P<task>\S+))?[ \t]*"),
+            end=re.compile(rf"[ \t]*{token} END SOLUTION[ \t]*"),
+            stub=re.compile(rf"[ \t]*{token} STUB[ \t]*"),
+            lone_stub_comment=re.compile(rf"[ \t]*({opener}){punctuation}stub{punctuation}", re.IGNORECASE),
+            commented_stub_line=re.compile(rf"(?P<indent>[ \t]*){token} ?(?P<code>.*)"),
+        )
+
+
+_C_COMMENTS = _CommentSyntax.of("//", block_comment=r"/\*+")
+_TOML_COMMENTS = _CommentSyntax.of("#")
 
 
 class MarkerError(InputError):
@@ -55,30 +84,38 @@ class _OpenRegion:
 
 
 def is_marked_source(path: Path) -> bool:
-    return path.name.endswith(SOURCE_SUFFIXES)
+    return path.name.endswith(SOURCE_SUFFIXES + TOML_SUFFIXES)
+
+
+def _syntax_of(path: Path | str) -> _CommentSyntax:
+    return _TOML_COMMENTS if str(path).endswith(TOML_SUFFIXES) else _C_COMMENTS
 
 
 def strip_source(text: str, path: Path | str, task_ids: Sequence[str]) -> StrippedSource:
-    """The skeleton version of one reference source; raises MarkerError on any marker problem."""
+    """The skeleton version of one reference source; raises MarkerError on any marker problem.
+
+    The markers are `//` comments, or `#` comments when `path` names a TOML file.
+    """
+    syntax = _syntax_of(path)
     output: list[str] = []
     regions: list[Region] = []
     region: _OpenRegion | None = None
     for number, line in enumerate(split_lines(text), start=1):
         body, ending = split_ending(line)
-        if begin := _BEGIN.fullmatch(body):
+        if begin := syntax.begin.fullmatch(body):
             if region is not None:
                 raise MarkerError(
                     f"BEGIN SOLUTION inside the region opened at line {region.begin_line}; regions do not nest",
                     path,
                     number,
                 )
-            region = _OpenRegion(_known_task(begin["task"], task_ids, path, number), number)
-        elif _END.fullmatch(body):
+            region = _OpenRegion(_known_task(begin["task"], task_ids, syntax, path, number), number)
+        elif syntax.end.fullmatch(body):
             if region is None:
                 raise MarkerError("END SOLUTION with no open region", path, number)
             regions.append(Region(region.task, region.begin_line, number))
             region = None
-        elif _STUB.fullmatch(body):
+        elif syntax.stub.fullmatch(body):
             if region is None:
                 raise MarkerError("STUB outside a region", path, number)
             if region.stub_line is not None:
@@ -89,17 +126,18 @@ def strip_source(text: str, path: Path | str, task_ids: Sequence[str]) -> Stripp
                     number,
                 )
             region.stub_line = number
-        elif _MENTIONS_REGION.search(body) or _LONE_STUB_COMMENT.fullmatch(body):
+        elif _MENTIONS_REGION.search(body) or syntax.lone_stub_comment.fullmatch(body):
             raise MarkerError(
-                f"malformed marker {body.strip()!r}: the markers are exactly '// BEGIN SOLUTION <task-id>', "
-                "'// STUB' and '// END SOLUTION', each alone on its line",
+                f"malformed marker {body.strip()!r}: the markers are exactly "
+                f"'{syntax.comment} BEGIN SOLUTION <task-id>', '{syntax.comment} STUB' and "
+                f"'{syntax.comment} END SOLUTION', each alone on its line",
                 path,
                 number,
             )
         elif region is None:
             output.append(line)
         elif region.stub_line is not None:
-            output.append(_uncommented(body, path, number) + ending)
+            output.append(_uncommented(body, syntax, path, number) + ending)
     if region is not None:
         raise MarkerError(f"region of task {region.task!r} is never closed by END SOLUTION", path, region.begin_line)
     return StrippedSource(_with_trailing_newline_of(text, "".join(output)), tuple(regions))
@@ -127,22 +165,29 @@ def strip_tree(reference_dir: Path, task_ids: Sequence[str]) -> dict[str, bytes]
     return skeleton
 
 
-def _known_task(task: str | None, task_ids: Sequence[str], path: Path | str, line: int) -> str:
+def _known_task(task: str | None, task_ids: Sequence[str], syntax: _CommentSyntax, path: Path | str, line: int) -> str:
     if task is None:
-        raise MarkerError("BEGIN SOLUTION without a task id: write '// BEGIN SOLUTION <task-id>'", path, line)
+        raise MarkerError(
+            f"BEGIN SOLUTION without a task id: write '{syntax.comment} BEGIN SOLUTION <task-id>'", path, line
+        )
     if task not in task_ids:
         raise MarkerError(f"unknown task id {task!r}; the manifest's tasks are: {', '.join(task_ids)}", path, line)
     return task
 
 
-def _uncommented(body: str, path: Path | str, line: int) -> str:
-    """A stub line without its first '//' and one space after it; blank lines stay blank."""
+def _uncommented(body: str, syntax: _CommentSyntax, path: Path | str, line: int) -> str:
+    """A stub line without its first comment token and one space after it; blank lines stay blank."""
     if not body.strip():
         return ""
-    match = _COMMENTED_STUB_LINE.fullmatch(body)
+    match = syntax.commented_stub_line.fullmatch(body)
     if match is None:
-        raise MarkerError("stub line is not commented out: every line after '// STUB' starts with '//'", path, line)
-    # A bare '//' becomes an empty line, not one of trailing indentation.
+        raise MarkerError(
+            f"stub line is not commented out: every line after '{syntax.comment} STUB' "
+            f"starts with '{syntax.comment}'",
+            path,
+            line,
+        )
+    # A bare comment token becomes an empty line, not one of trailing indentation.
     return match["indent"] + match["code"] if match["code"] else ""
 
 

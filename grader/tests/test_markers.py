@@ -11,10 +11,19 @@ def strip(text: str) -> str:
     return strip_source(text, "k.cu.h", TASKS).text
 
 
-def error_of(text: str) -> MarkerError:
+def error_of(text: str, path: str = "k.cu.h") -> MarkerError:
     with pytest.raises(MarkerError) as caught:
-        strip_source(text, "k.cu.h", TASKS)
+        strip_source(text, path, TASKS)
     return caught.value
+
+
+# The error tests run on a CUDA header and on a TOML answers file, whose markers are `#` comments:
+# `in_syntax` rewrites a source written with `//` markers into the file's comment syntax.
+SYNTAXES = pytest.mark.parametrize("path, comment", [("k.cu.h", "//"), ("answers.toml", "#")])
+
+
+def in_syntax(source: str, comment: str) -> str:
+    return source.replace("//", comment)
 
 
 def test_stub_lines_are_uncommented_keeping_their_indentation():
@@ -76,50 +85,61 @@ def test_a_comment_that_merely_mentions_a_stub_is_not_a_marker():
     assert strip(source) == source
 
 
-def test_nested_begin_is_an_error_naming_both_lines():
-    error = error_of("x\n// BEGIN SOLUTION alpha\ny\n// BEGIN SOLUTION beta\n// END SOLUTION\n")
+@SYNTAXES
+def test_nested_begin_is_an_error_naming_both_lines(path: str, comment: str):
+    source = "x\n// BEGIN SOLUTION alpha\ny\n// BEGIN SOLUTION beta\n// END SOLUTION\n"
+    error = error_of(in_syntax(source, comment), path)
     assert error.line == 4
     assert "line 2" in error.message
 
 
-def test_end_without_an_open_region_is_an_error():
-    error = error_of("x\n// END SOLUTION\n")
+@SYNTAXES
+def test_end_without_an_open_region_is_an_error(path: str, comment: str):
+    error = error_of(in_syntax("x\n// END SOLUTION\n", comment), path)
     assert (error.line, error.message) == (2, "END SOLUTION with no open region")
 
 
-def test_stub_outside_a_region_is_an_error():
-    error = error_of("// STUB\n")
+@SYNTAXES
+def test_stub_outside_a_region_is_an_error(path: str, comment: str):
+    error = error_of(in_syntax("// STUB\n", comment), path)
     assert (error.line, error.message) == (1, "STUB outside a region")
 
 
-def test_a_second_stub_in_one_region_is_an_error_naming_the_first():
-    error = error_of("// BEGIN SOLUTION alpha\n// STUB\n// a();\n// STUB\n// END SOLUTION\n")
+@SYNTAXES
+def test_a_second_stub_in_one_region_is_an_error_naming_the_first(path: str, comment: str):
+    source = "// BEGIN SOLUTION alpha\n// STUB\n// a();\n// STUB\n// END SOLUTION\n"
+    error = error_of(in_syntax(source, comment), path)
     assert error.line == 4
     assert "line 2" in error.message
 
 
-def test_a_region_open_at_end_of_file_is_reported_at_its_begin_line():
-    error = error_of("x\n// BEGIN SOLUTION beta\nsolve();\n// STUB\n// s();\n")
+@SYNTAXES
+def test_a_region_open_at_end_of_file_is_reported_at_its_begin_line(path: str, comment: str):
+    error = error_of(in_syntax("x\n// BEGIN SOLUTION beta\nsolve();\n// STUB\n// s();\n", comment), path)
     assert error.line == 2
     assert "beta" in error.message and "never closed" in error.message
 
 
-def test_begin_without_a_task_id_is_an_error():
-    error = error_of("// BEGIN SOLUTION\n// END SOLUTION\n")
+@SYNTAXES
+def test_begin_without_a_task_id_is_an_error(path: str, comment: str):
+    error = error_of(in_syntax("// BEGIN SOLUTION\n// END SOLUTION\n", comment), path)
     assert error.line == 1
-    assert "without a task id" in error.message
+    assert f"write '{comment} BEGIN SOLUTION <task-id>'" in error.message
 
 
-def test_an_unknown_task_id_is_an_error_listing_the_known_ones():
-    error = error_of("\n// BEGIN SOLUTION gamma\n// END SOLUTION\n")
+@SYNTAXES
+def test_an_unknown_task_id_is_an_error_listing_the_known_ones(path: str, comment: str):
+    error = error_of(in_syntax("\n// BEGIN SOLUTION gamma\n// END SOLUTION\n", comment), path)
     assert error.line == 2
     assert "'gamma'" in error.message and "alpha, beta" in error.message
 
 
-def test_a_stub_line_not_commented_out_is_an_error():
-    error = error_of("// BEGIN SOLUTION alpha\n// STUB\n// ok();\n    oops();\n// END SOLUTION\n")
+@SYNTAXES
+def test_a_stub_line_not_commented_out_is_an_error(path: str, comment: str):
+    source = "// BEGIN SOLUTION alpha\n// STUB\n// ok();\n    oops();\n// END SOLUTION\n"
+    error = error_of(in_syntax(source, comment), path)
     assert error.line == 4
-    assert "not commented out" in error.message
+    assert "not commented out" in error.message and f"starts with '{comment}'" in error.message
 
 
 @pytest.mark.parametrize(
@@ -182,3 +202,65 @@ def test_an_error_in_a_tree_names_the_file_and_line(tmp_path: Path):
     with pytest.raises(MarkerError) as caught:
         strip_tree(tmp_path, TASKS)
     assert (caught.value.path, caught.value.line) == (tmp_path / "k.cu", 3)
+
+
+
+def test_toml_stub_lines_are_uncommented_and_the_solution_dropped():
+    source = (
+        "[questions]\n"
+        "# BEGIN SOLUTION alpha\n"
+        'race = "the second barrier is missing"\n'
+        "# STUB\n"
+        '# race = ""\n'
+        "#   indented = 1\n"
+        "\n"
+        "#\n"
+        "# END SOLUTION\n"
+        "after = 2\n"
+    )
+    assert strip_source(source, "answers.toml", TASKS).text == '[questions]\nrace = ""\n  indented = 1\n\n\nafter = 2\n'
+
+
+def test_toml_comments_and_lines_outside_regions_are_copied_byte_exact():
+    source = '# answers to the questions\r\nkey = "# BEGIN"\n# a stub answer is fine\n'
+    assert strip_source(source, "answers.toml", TASKS).text == source
+
+
+def test_slash_markers_in_a_toml_file_are_malformed_markers():
+    error = error_of("x = 1\n// BEGIN SOLUTION alpha\n", "answers.toml")
+    assert error.line == 2
+    assert "malformed marker" in error.message and "'# BEGIN SOLUTION <task-id>'" in error.message
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "#BEGIN SOLUTION alpha",
+        "# begin solution alpha",
+        "# BEGIN  SOLUTION alpha",
+        "# BEGIN SOLUTION  alpha",
+        "# BEGIN SOLUTION alpha beta",
+        "# BEGINSOLUTION alpha",
+        "## BEGIN SOLUTION alpha",
+        "#END SOLUTION",
+        "# END SOLUTION extra",
+        "# End Solution",
+        "x = 1 # END SOLUTION",
+        "# STUB:",
+        "#STUB",
+        "# stub",
+        "## STUB",
+        "# -- STUB --",
+    ],
+)
+def test_a_malformed_toml_marker_is_an_error(marker: str):
+    error = error_of(f"x = 1\n    {marker}\n", "answers.toml")
+    assert error.line == 2
+    assert "malformed marker" in error.message
+
+
+def test_strip_tree_strips_toml_files_by_their_hash_markers(tmp_path: Path):
+    (tmp_path / "k.cu").write_text("// BEGIN SOLUTION alpha\n// END SOLUTION\n")
+    (tmp_path / "answers.toml").write_text('# BEGIN SOLUTION beta\nrace = "x"\n# STUB\n# race = ""\n# END SOLUTION\n')
+    assert is_marked_source(tmp_path / "answers.toml")
+    assert strip_tree(tmp_path, TASKS) == {"answers.toml": b'race = ""\n', "k.cu": b""}
