@@ -1,12 +1,11 @@
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import REAL_ROOT, write_files
+from helpers import REAL_ROOT, has_gpu, has_nvcc, write_files
 from kernellab import cmake
 from kernellab.cli import build_parser, main
 from kernellab.commands import test as verb
@@ -517,19 +516,6 @@ def test_cmake_args_come_last_in_the_configure_command(tmp_path: Path, monkeypat
 
 
 # The real thing: nvcc, CMake and Catch2 build one test executable of the skeleton.
-
-
-def has_gpu() -> bool:
-    try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return listed.returncode == 0 and "GPU " in listed.stdout
-
-
-def has_nvcc() -> bool:
-    # CMake looks in the default CUDA location too.
-    return shutil.which("nvcc") is not None or Path("/usr/local/cuda/bin/nvcc").is_file()
 
 
 @pytest.mark.slow

@@ -1,0 +1,165 @@
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from helpers import REAL_ROOT, has_gpu, has_nvcc
+from kernellab.bundle import BundleError, archive_members, audit, bundle_files, tasks_table
+from kernellab.cli import main
+from kernellab.cmake import NO_GPU
+from kernellab.commands.release import release
+from kernellab.commands.test import FAILED, PASSED
+from kernellab.manifest import load_assignment
+
+PBB = load_assignment(REAL_ROOT, "pbb")
+
+
+@pytest.fixture(scope="module")
+def pbb_archives(tmp_path_factory) -> list[Path]:
+    return release(PBB, tmp_path_factory.mktemp("release"))
+
+
+def test_release_writes_a_tar_gz_and_a_zip_holding_the_same_files(pbb_archives: list[Path]):
+    tar_gz, zip_file = pbb_archives
+    assert (tar_gz.name, zip_file.name) == ("kernellab-pbb.tar.gz", "kernellab-pbb.zip")
+    assert archive_members(tar_gz) == archive_members(zip_file)
+
+
+def test_the_same_tree_gives_byte_identical_archives(pbb_archives: list[Path], tmp_path: Path):
+    again = release(PBB, tmp_path)
+    assert [path.read_bytes() for path in again] == [path.read_bytes() for path in pbb_archives]
+
+
+def test_the_handout_holds_what_a_student_needs_and_nothing_of_the_instructor(pbb_archives: list[Path]):
+    names = set(archive_members(pbb_archives[0]))
+    top = "kernellab-pbb/"
+    expected = [
+        "CMakeLists.txt",
+        "README.md",
+        "kernellab",
+        "assignments/pbb/assignment.toml",
+        "assignments/pbb/tests/test_scan_block.cu",
+        "skeleton/pbb/pbbKernels.cu.h",
+        "grader/harness/CMakeLists.txt",
+        "grader/kernellab/commands/test.py",
+        "handout/pbb.md",
+        "handout/pbb.html",
+    ]
+    assert {top + name for name in expected} <= names
+    assert all(name.startswith(top) for name in names)
+    assert not [name for name in names if "/reference/" in name or "/wrong/" in name or "/bench/" in name]
+    assert audit(archive_members(pbb_archives[0]), PBB) == []
+
+
+def test_the_skeleton_in_the_handout_is_the_generated_one(pbb_archives: list[Path]):
+    members = archive_members(pbb_archives[0])
+    for path in PBB.skeleton_dir.iterdir():
+        assert members[f"kernellab-pbb/skeleton/pbb/{path.name}"] == path.read_bytes()
+
+
+def test_modes_and_times_are_fixed_and_the_launcher_is_executable(pbb_archives: list[Path]):
+    with tarfile.open(pbb_archives[0]) as archive:
+        members = {member.name: member for member in archive.getmembers()}
+    assert {member.mtime for member in members.values()} == {315532800}
+    assert {member.uid for member in members.values()} == {0}
+    assert members["kernellab-pbb/kernellab"].mode == 0o755
+    assert members["kernellab-pbb/README.md"].mode == 0o644
+    with zipfile.ZipFile(pbb_archives[1]) as archive:
+        assert stat.S_IMODE(archive.getinfo("kernellab-pbb/kernellab").external_attr >> 16) == 0o755
+
+
+def test_the_task_text_is_kept_as_markdown_and_rendered_to_html_with_the_points_table():
+    files = bundle_files(PBB)
+    markdown_text = files["handout/pbb.md"].content.decode()
+    html = files["handout/pbb.html"].content.decode()
+    assert markdown_text.startswith((REAL_ROOT / "handout" / "pbb.md").read_text())
+    assert markdown_text.endswith(tasks_table(PBB))
+    assert "<h2>Tasks and points</h2>" in html
+    for task in PBB.tasks:
+        assert f"<td><code>{task.id}</code></td>\n<td>{task.title}</td>\n<td style=\"text-align: right;\">{task.points}</td>" in html
+    assert "<strong>100</strong>" in html
+    # The Markdown's own table is rendered as a table too, and its code blocks as code.
+    assert "<td><code>scanIncBlock</code></td>" in html
+    assert "<pre><code" in html
+
+
+def test_the_audit_names_each_thing_that_must_stay_with_the_instructor():
+    members = {
+        "k/reference/pbb/pbbKernels.cu.h": b"",
+        "k/assignments/pbb/wrong/copy/a.patch": b"",
+        "k/assignments/pbb/tests/hidden/test_more.cu": b"",
+        "k/grader/secrets.toml": b"",
+        "k/skeleton/pbb/copied.cu.h": b"int x;\n    // BEGIN SOLUTION scan-warp\n",
+        "k/skeleton/pbb/answers.toml": b"# BEGIN SOLUTION copy\r\n",
+        "k/skeleton/pbb/fine.cu.h": b"// BEGIN SOLUTION <task-id> is how a marker reads\n",
+    }
+    assert audit(members, PBB) == [
+        "k/assignments/pbb/tests/hidden/test_more.cu: hidden tests",
+        "k/assignments/pbb/wrong/copy/a.patch: known-wrong versions",
+        "k/grader/secrets.toml: a file named like a secret",
+        "k/reference/pbb/pbbKernels.cu.h: the reference solution",
+        "k/skeleton/pbb/answers.toml: a solution marker: a reference file",
+        "k/skeleton/pbb/copied.cu.h: a solution marker: a reference file",
+    ]
+
+
+def test_a_release_that_would_leak_the_reference_writes_nothing(make_repo, tmp_path: Path):
+    reference = {
+        "kernels.cu.h": "// BEGIN SOLUTION alpha\n// END SOLUTION\n// BEGIN SOLUTION beta\n// END SOLUTION\n",
+        "host.cu.h": "",
+    }
+    root = make_repo(reference)
+    (root / "handout").mkdir()
+    (root / "handout" / "x.md").write_text("# x\n")
+    # A careless instructor copies a reference file next to the public tests.
+    tests = root / "assignments" / "x" / "tests"
+    tests.mkdir()
+    (tests / "kernels.cu.h").write_text(reference["kernels.cu.h"])
+    out = tmp_path / "out"
+    with pytest.raises(BundleError, match="assignments/x/tests/kernels.cu.h: a solution marker"):
+        release(load_assignment(root, "x"), out)
+    assert list(out.iterdir()) == []
+
+
+def test_release_needs_the_task_text(make_repo, tmp_path: Path, capsys):
+    root = make_repo({"k.cu": "// BEGIN SOLUTION alpha\n// END SOLUTION\n// BEGIN SOLUTION beta\n// END SOLUTION\n"})
+    assert main(["--root", str(root), "release", "x", "--out", str(tmp_path / "out")]) == 2
+    assert "handout/x.md" in capsys.readouterr().err
+
+
+# The real thing: a student unpacks the handout into an empty directory and runs its self-check.
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cmake") is None or not has_nvcc(), reason="needs nvcc and cmake")
+def test_the_unpacked_handout_builds_and_its_self_check_fails_exactly_the_missing_stubs(
+    pbb_archives: list[Path], tmp_path: Path
+):
+    with tarfile.open(pbb_archives[0]) as archive:
+        archive.extractall(tmp_path, filter="data")
+    bundle = tmp_path / "kernellab-pbb"
+    # One executable of a task whose stub is missing, and one whose stub is correct but slow,
+    # built for one architecture (the GPU's, when there is one): what proves the point, at CI's cost.
+    tasks = [task for task in PBB.tasks if task.id in ("copy", "reduce-block")]
+    gpu = has_gpu()
+    architecture = "native" if gpu else "75-real"
+    command = ["./kernellab", "test", "--tests", *[task.tests for task in tasks]]
+    # The student's shell knows nothing of this repository.
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "KERNELLAB_ROOT")}
+    completed = subprocess.run(
+        command + [f"--cmake-arg=-DCMAKE_CUDA_ARCHITECTURES={architecture}"],
+        cwd=bundle,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    results = json.loads((bundle / "build" / "test-pbb" / "results.json").read_text())
+    expected = [(task.id, (FAILED if task.skeleton_fails else PASSED) if gpu else NO_GPU) for task in tasks]
+    assert [(result["id"], result["verdict"]) for result in results] == expected, completed.stdout
+    assert completed.returncode == (1 if gpu else 0), completed.stdout + completed.stderr
