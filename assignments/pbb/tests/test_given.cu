@@ -1,5 +1,6 @@
-// The kernels the skeleton gives complete: they belong to no task, and are tested so that a
-// mistake in them is never blamed on a student.
+// The kernels the skeleton gives complete: they belong to no task and earn no points. They call
+// the student's copies and scanIncBlock, so they fail where those do (on the skeleton, at block
+// size 1024, through scan-block's race); tested so that a mistake of their own shows up here.
 #include "pbb_testing.cuh"
 
 using kernellab::DeviceBuffer;
