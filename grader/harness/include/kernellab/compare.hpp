@@ -2,11 +2,13 @@
 // block, warp and lane that produced it, and both values, so the student knows where to look.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 #include "kernellab/catch.hpp"
+#include "kernellab/record.hpp"
 
 namespace kernellab {
 
@@ -69,11 +71,92 @@ std::string describeMismatch(const std::vector<T>& device, const std::vector<T>&
     return out.str();
 }
 
+/**
+ * A bound on the rounding error of any float32 summation of `values` whose tree has height
+ * `height` (no value goes through more than `height` additions): gamma_h * sum |x_i|, with
+ * gamma_h = h u / (1 - h u) and u = 2^-24 (Higham, Accuracy and Stability of Numerical
+ * Algorithms, 2nd ed., section 4.2), plus the float64 reference sum's own bound.
+ */
+inline double summationErrorBound(const std::vector<float>& values, uint64_t height) {
+    double magnitude = 0;
+    for (float v : values) { magnitude += std::fabs(double(v)); }
+    const double hu = double(height) * std::ldexp(1.0, -24);
+    const double nu = double(values.size()) * std::ldexp(1.0, -53);
+    return (hu / (1 - hu) + nu / (1 - nu)) * magnitude;
+}
+
+/**
+ * Empty when every |device[i] - expected[i]| is at most bound[i]; otherwise a message with the
+ * first element out of its bound, where it came from, the difference and the bound.
+ */
+template<class T>
+std::string describeOutOfBound(const std::vector<T>& device, const std::vector<double>& expected,
+                               const std::vector<double>& bound, const Layout& layout) {
+    if (device.size() != expected.size() || bound.size() != expected.size()) {
+        return "device result has " + std::to_string(device.size()) + " elements, host model "
+               + std::to_string(expected.size()) + ", bounds " + std::to_string(bound.size());
+    }
+    uint64_t first = device.size(), count = 0;
+    for (uint64_t i = 0; i < device.size(); i++) {
+        // Written so that a NaN on the device is out of bound too.
+        if (!(std::fabs(double(device[i]) - expected[i]) <= bound[i])) {
+            if (count == 0) { first = i; }
+            count++;
+        }
+    }
+    if (count == 0) { return ""; }
+    std::ostringstream out;
+    out.precision(17);
+    out << "first element out of bound at index " << first << " (" << whereIs(first, layout) << "): device "
+        << double(device[first]) << ", host (float64) " << expected[first] << ", |difference| "
+        << std::fabs(double(device[first]) - expected[first]) << " > bound " << bound[first] << "; " << count
+        << " of " << device.size() << " elements out of bound";
+    return out.str();
+}
+
+/** Record mode's KL_REQUIRE_EQUAL: the device result, and the host model as the expected one. */
+template<class T>
+void recordEqual(const char* check, const std::vector<T>& device, const std::vector<T>& host, const Layout& layout) {
+    const std::string where = layoutJson(layout.block_size, layout.elems_per_block, layout.elems_per_thread);
+    recordArray(check, "device", device, false, where);
+    if (detail::Recorder::instance().writesExpected()) { recordArray(check, "expected", host, false, where); }
+}
+
+/** Record mode's KL_REQUIRE_CLOSE: always whole arrays, since the judge compares within bounds. */
+template<class T>
+void recordClose(const char* check, const std::vector<T>& device, const std::vector<double>& expected,
+                 const std::vector<double>& bound, const Layout& layout) {
+    const std::string where = layoutJson(layout.block_size, layout.elems_per_block, layout.elems_per_thread);
+    recordArray(check, "device", device, true, where);
+    if (detail::Recorder::instance().writesExpected()) {
+        recordArray(check, "expected", expected, true, where);
+        recordArray(check, "bound", bound, true, where);
+    }
+}
+
 }  // namespace kernellab
 
-/** Fails the test with the first mismatch, if any. */
+/**
+ * Fails the test with the first mismatch, if any; in record mode (record.hpp) records the device
+ * result, and the host model as the expected one when asked, for the judge instead.
+ */
 #define KL_REQUIRE_EQUAL(device, host, equals, layout)                                       \
     do {                                                                                      \
+        if (::kernellab::recording()) {                                                       \
+            ::kernellab::recordEqual(#device, device, host, layout);                          \
+            break;                                                                            \
+        }                                                                                     \
         const std::string kl_mismatch = ::kernellab::describeMismatch(device, host, equals, layout); \
         if (!kl_mismatch.empty()) { FAIL(kl_mismatch); }                                      \
+    } while (0)
+
+/** Fails the test with the first element farther from its float64 model than its bound, if any. */
+#define KL_REQUIRE_CLOSE(device, expected, bound, layout)                                     \
+    do {                                                                                      \
+        if (::kernellab::recording()) {                                                       \
+            ::kernellab::recordClose(#device, device, expected, bound, layout);               \
+            break;                                                                            \
+        }                                                                                     \
+        const std::string kl_out_of_bound = ::kernellab::describeOutOfBound(device, expected, bound, layout); \
+        if (!kl_out_of_bound.empty()) { FAIL(kl_out_of_bound); }                              \
     } while (0)

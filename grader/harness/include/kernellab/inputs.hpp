@@ -3,19 +3,52 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace kernellab {
 
+/**
+ * The generator seed for a test's `seed`. The grader's hidden cases set KERNELLAB_SEED to a
+ * secret drawn afresh on each grading run, so that their inputs cannot be known in advance;
+ * without it (the public tests) every seed is used as it is.
+ */
+inline uint64_t generatorSeed(uint64_t seed) {
+    static const uint64_t secret = [] {
+        const char* text = std::getenv("KERNELLAB_SEED");
+        return text != nullptr ? std::strtoull(text, nullptr, 10) : 0;
+    }();
+    if (secret == 0) { return seed; }
+    uint64_t mixed = seed ^ secret;  // splitmix64's finalizer: nearby seeds give unrelated streams
+    mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebULL;
+    return mixed ^ (mixed >> 31);
+}
+
 /** `n` integers drawn uniformly from [lo, hi] with the given seed, never all zero. */
 inline std::vector<int32_t> randomInts(size_t n, uint64_t seed, int32_t lo, int32_t hi) {
-    std::mt19937_64 gen(seed);
+    std::mt19937_64 gen(generatorSeed(seed));
     std::uniform_int_distribution<int32_t> dist(lo, hi);
     std::vector<int32_t> values(n);
     for (auto& v : values) { v = dist(gen); }
     bool all_zero = true;
     for (auto v : values) { all_zero = all_zero && v == 0; }
+    if (all_zero && n > 0) { values[n / 2] = hi != 0 ? hi : lo; }
+    return values;
+}
+
+/** `n` floats drawn uniformly from [lo, hi) with the given seed, never all zero. */
+inline std::vector<float> randomFloats(size_t n, uint64_t seed, float lo, float hi) {
+    std::mt19937_64 gen(generatorSeed(seed));
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> values(n);
+    bool all_zero = true;
+    for (auto& v : values) {
+        v = dist(gen);
+        all_zero = all_zero && v == 0;
+    }
     if (all_zero && n > 0) { values[n / 2] = hi != 0 ? hi : lo; }
     return values;
 }
@@ -26,15 +59,30 @@ inline std::vector<int32_t> randomInts(size_t n, uint64_t seed, int32_t lo, int3
  * handle an array that begins inside a segment.
  */
 inline std::vector<char> randomFlags(size_t n, uint64_t seed, uint32_t mean_segment) {
-    std::mt19937_64 gen(seed ^ 0x5eed5eedULL);
+    std::mt19937_64 gen(generatorSeed(seed) ^ 0x5eed5eedULL);
     std::uniform_int_distribution<uint32_t> dist(0, mean_segment - 1);
     std::vector<char> flags(n);
     for (auto& f : flags) { f = dist(gen) == 0 ? 1 : 0; }
     return flags;
 }
 
-/** Array sizes that sit on and next to every boundary the kernels care about. */
+/**
+ * Array sizes that sit on and next to every boundary the kernels care about. The grader's
+ * hidden cases replace them with sizes it draws on each run, given in KERNELLAB_SIZES
+ * (comma-separated), so that a solution cannot be fitted to the sizes the handout shows.
+ */
 inline std::vector<uint32_t> hostileSizes() {
+    if (const char* drawn = std::getenv("KERNELLAB_SIZES")) {
+        std::vector<uint32_t> sizes;
+        for (const char* next = drawn; *next != '\0';) {
+            char* end = nullptr;
+            const unsigned long size = std::strtoul(next, &end, 10);
+            if (end == next) { break; }  // not a number
+            sizes.push_back(uint32_t(size));
+            next = *end == ',' ? end + 1 : end;
+        }
+        return sizes;
+    }
     return {1, 31, 32, 33, 1023, 1024, 1025, (1u << 13) - 1, (1u << 13) + 1,
             (1u << 17) - 1, (1u << 17) + 1, (1u << 20) + 1, 1000003 /* prime */};
 }
