@@ -60,6 +60,12 @@ class Jitter : public OP {
     }
 };
 
+/** The judge shows an Mssp state as its four ints (record.hpp). */
+template<>
+struct kernellab::RecordFormat<MyInt4> {
+    static std::string name() { return "int32x4"; }
+};
+
 inline std::ostream& operator<<(std::ostream& out, const MyInt4& v) {
     return out << "(" << v.x << ", " << v.y << ", " << v.z << ", " << v.w << ")";
 }

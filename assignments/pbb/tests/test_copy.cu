@@ -67,6 +67,9 @@ struct BytesEqual {
 
 template<class T, uint32_t CHUNK>
 void checkGlb2Shr(uint32_t n, uint32_t block, uint64_t seed) {
+    const uint32_t per_thread = CHUNK;
+    const size_t element_bytes = sizeof(T);
+    KL_CAPTURE(per_thread, element_bytes);
     const auto input = copyInputs<T>(n, seed);
     const uint32_t blocks = pbb::blocksFor(n, block, CHUNK);
     const size_t padded = size_t(blocks) * block * CHUNK;
@@ -85,6 +88,9 @@ void checkGlb2Shr(uint32_t n, uint32_t block, uint64_t seed) {
 
 template<class T, uint32_t CHUNK>
 void checkShr2Glb(uint32_t n, uint32_t block, uint64_t seed) {
+    const uint32_t per_thread = CHUNK;
+    const size_t element_bytes = sizeof(T);
+    KL_CAPTURE(per_thread, element_bytes);
     const auto input = copyInputs<T>(n, seed);
     const uint32_t blocks = pbb::blocksFor(n, block, CHUNK);
     const size_t padded = size_t(blocks) * block * CHUNK;
@@ -107,7 +113,7 @@ TEST_CASE("copyFromGlb2ShrMem copies each tile in order and pads past N with the
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed  = 1000 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     SECTION("int, 1 per thread")     { checkGlb2Shr<int, 1>(n, block, seed); }
     SECTION("int, 7 per thread")     { checkGlb2Shr<int, 7>(n, block, seed); }
     SECTION("int, 23 per thread")    { checkGlb2Shr<int, 23>(n, block, seed); }
@@ -119,7 +125,7 @@ TEST_CASE("copyFromShr2GlbMem writes each tile in order and nothing past N", "[c
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed  = 2000 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     SECTION("int, 1 per thread")     { checkShr2Glb<int, 1>(n, block, seed); }
     SECTION("int, 7 per thread")     { checkShr2Glb<int, 7>(n, block, seed); }
     SECTION("int, 23 per thread")    { checkShr2Glb<int, 23>(n, block, seed); }

@@ -8,7 +8,7 @@ using kernellab::DeviceBuffer;
 TEST_CASE("naiveMemcpy copies N ints and nothing past them", "[given]") {
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
-    CAPTURE(n, block);
+    KL_CAPTURE(n, block);
     auto input = kernellab::randomInts(n, n, -100000, 100000);
     DeviceBuffer<int> d_in(input), d_out(n + 1);
     naiveMemcpy<<<pbb::blocksFor(n, block), block>>>(d_out.data(), d_in.data(), n);
@@ -22,7 +22,7 @@ TEMPLATE_TEST_CASE("mapredNaive reduces the whole array into element 0", "[given
     typedef TestType OP;
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(32u, 256u, 1024u);
-    CAPTURE(n, block);
+    KL_CAPTURE(n, block);
     const auto input = pbb::Inputs<OP>::make(n, n + 1);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<typename OP::RedElTp> d_out(n);
@@ -39,7 +39,7 @@ TEMPLATE_TEST_CASE("redAssocKernel reduces each block's consecutive range", "[gi
     const uint32_t n          = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block      = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t seq_chunks = GENERATE(1u, 4u);
-    CAPTURE(n, block, seq_chunks);
+    KL_CAPTURE(n, block, seq_chunks);
     const uint64_t per_block = uint64_t(seq_chunks) * CHUNK * block;
     const uint32_t blocks    = uint32_t((n + per_block - 1) / per_block);
 
@@ -63,7 +63,7 @@ TEMPLATE_TEST_CASE("redAssocKernel reduces each block's consecutive range", "[gi
 TEMPLATE_TEST_CASE("scan1Block scans up to 1024 elements in place", "[given]", Add<int>, Mssp) {
     typedef TestType OP;
     const uint32_t n = GENERATE(1u, 31u, 32u, 33u, 500u, 1023u, 1024u);
-    CAPTURE(n);
+    KL_CAPTURE(n);
     const auto input = pbb::mapAll<OP>(pbb::Inputs<OP>::make(n, n + 3));
     DeviceBuffer<typename OP::RedElTp> d_inout(input);
     const uint32_t block = closestMul32(n);

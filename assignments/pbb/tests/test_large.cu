@@ -11,7 +11,7 @@ constexpr uint32_t kCourseSize = 100003565;
 TEST_CASE("mapReduce and scanInc handle the course's 100003565 elements", "[.large]") {
     typedef Add<int> OP;
     const uint32_t block = GENERATE(256u, 1024u);
-    CAPTURE(block);
+    KL_CAPTURE(block);
     const auto input = pbb::Inputs<OP>::make(kCourseSize, 42);
     const auto expected = pbb::scanModel<OP>(input);
     DeviceBuffer<int> d_in(input), d_out(kCourseSize), d_tmp(MAX_BLOCK);

@@ -38,7 +38,7 @@ bool identityOn(typename OP::RedElTp a) {
 TEST_CASE("Mssp folds to the maximum segment sum found by brute force", "[operators]") {
     const uint32_t n    = GENERATE(1u, 2u, 7u, 64u, 300u);
     const uint64_t seed = GENERATE(1u, 2u, 3u);
-    CAPTURE(n, seed);
+    KL_CAPTURE(n, seed);
     const auto xs = kernellab::randomInts(n, seed, -20, 20);
     REQUIRE(pbb::reduceModel<Mssp>(pbb::mapAll<Mssp>(xs)).x == bruteForceMss(xs));
 }
@@ -47,7 +47,7 @@ TEMPLATE_TEST_CASE("each operator is associative and has its identity", "[operat
                    Add<int>, Add<float>, Max<int>, Mssp) {
     typedef TestType OP;
     const uint64_t seed = GENERATE(range(1, 50));
-    CAPTURE(seed);
+    KL_CAPTURE(seed);
     const auto xs = pbb::mapAll<OP>(pbb::Inputs<OP>::make(3, seed));
     CHECK(associativeOn<OP>(xs[0], xs[1], xs[2]));
     CHECK(identityOn<OP>(xs[0]));
@@ -69,7 +69,7 @@ TEST_CASE("LiftOP restarts at a flag and keeps the flag", "[operators]") {
 TEMPLATE_TEST_CASE("LiftOP of each operator is associative", "[operators]", Add<int>, Mssp) {
     typedef LiftOP<TestType> Lifted;
     const uint64_t seed = GENERATE(range(1, 50));
-    CAPTURE(seed);
+    KL_CAPTURE(seed);
     const auto xs = pbb::mapAll<TestType>(pbb::Inputs<TestType>::make(3, seed));
     const auto fs = kernellab::randomFlags(3, seed, 2);
     CHECK(associativeOn<Lifted>(typename Lifted::RedElTp(fs[0], xs[0]), typename Lifted::RedElTp(fs[1], xs[1]),

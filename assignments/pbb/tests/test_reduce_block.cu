@@ -9,7 +9,7 @@ TEMPLATE_TEST_CASE("redAssoc1Block reduces up to 1024 elements in index order in
     typedef TestType OP;
     const uint32_t n    = GENERATE(1u, 2u, 31u, 32u, 33u, 100u, 511u, 1000u, 1023u, 1024u);
     const uint64_t seed = GENERATE(5u, 6u);
-    CAPTURE(n, seed);
+    KL_CAPTURE(n, seed);
 
     const auto input = pbb::mapAll<OP>(pbb::Inputs<OP>::make(n, seed));
     DeviceBuffer<typename OP::RedElTp> d_inout(input);
@@ -29,7 +29,7 @@ TEMPLATE_TEST_CASE("redCommuKernel leaves one partial result per block for a com
     const uint32_t block  = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t blocks = GENERATE(1u, 3u, 64u);
     const uint64_t seed   = 6000 + n;
-    CAPTURE(n, block, blocks, seed);
+    KL_CAPTURE(n, block, blocks, seed);
 
     const auto input = pbb::Inputs<OP>::make(n, seed);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
@@ -54,7 +54,7 @@ TEMPLATE_TEST_CASE("mapReduce reduces the whole array into element 0", "[reduce-
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed  = 7000 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
 
     const auto input = pbb::Inputs<OP>::make(n, seed);
     DeviceBuffer<typename OP::InpElTp> d_in(input);

@@ -36,7 +36,7 @@ TEMPLATE_TEST_CASE("scanIncBlock scans each block's elements", "[scan-block]",
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed  = 4000 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     checkScanIncBlock<TestType>(n, block, seed);
 }
 
@@ -45,6 +45,6 @@ TEMPLATE_TEST_CASE("scanIncBlock stays correct when threads are delayed at rando
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t n     = GENERATE(1024u, 200u * 1024u + 17u);
     const uint64_t seed  = GENERATE(1u, 2u, 3u);
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     checkScanIncBlock<TestType>(n, block, seed);
 }

@@ -23,7 +23,7 @@ TEMPLATE_TEST_CASE("scanInc scans arrays of any size with any block size", "[sca
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed  = 8000 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     checkScanInc<TestType>(n, block, seed);
 }
 
@@ -32,6 +32,6 @@ TEMPLATE_TEST_CASE("scanInc stays correct when threads are delayed at random", "
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t n     = 300007;
     const uint64_t seed  = block;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     checkScanInc<TestType>(n, block, seed);
 }

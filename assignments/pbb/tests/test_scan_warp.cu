@@ -30,7 +30,7 @@ TEMPLATE_TEST_CASE("scanIncWarp scans each warp's 32 elements in place and retur
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed  = 3000 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
 
     const auto input = pbb::mapAll<OP>(pbb::Inputs<OP>::make(n, seed));
     DeviceBuffer<typename OP::RedElTp> d_in(input), d_returned(n), d_in_place(n);

@@ -50,7 +50,7 @@ TEMPLATE_TEST_CASE("sgmScanIncWarp scans each warp's pairs, restarting at every 
     const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t segment = GENERATE(3u, 40u);
     const uint64_t seed    = 9000 + n;
-    CAPTURE(n, block, segment, seed);
+    KL_CAPTURE(n, block, segment, seed);
     checkSgmScan<TestType, false>(n, block, segment, seed);
 }
 
@@ -60,7 +60,7 @@ TEMPLATE_TEST_CASE("sgmScanIncBlock scans each block's pairs, restarting at ever
     const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t segment = GENERATE(5u, 700u);
     const uint64_t seed    = 10000 + n;
-    CAPTURE(n, block, segment, seed);
+    KL_CAPTURE(n, block, segment, seed);
     checkSgmScan<TestType, true>(n, block, segment, seed);
 }
 
@@ -71,7 +71,7 @@ TEMPLATE_TEST_CASE("sgmScanInc scans segmented arrays of any size with any block
     const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t segment = GENERATE(4u, 5000u);
     const uint64_t seed    = 11000 + n;
-    CAPTURE(n, block, segment, seed);
+    KL_CAPTURE(n, block, segment, seed);
 
     const auto input = pbb::Inputs<OP>::make(n, seed);
     const auto flags = kernellab::randomFlags(n, seed, segment);

@@ -8,6 +8,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/generators/catch_generators_adapters.hpp>
 #include <catch2/generators/catch_generators_range.hpp>
+#include <catch2/interfaces/catch_interfaces_capture.hpp>
 #elif KERNELLAB_CATCH2_MAJOR == 2
 #include <catch2/catch.hpp>
 #else
