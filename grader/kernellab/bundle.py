@@ -8,10 +8,12 @@ allow-list; `audit` then proves, from the archive itself, that nothing secret sl
 
 import gzip
 import io
+import os
 import re
+import subprocess
 import tarfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -31,8 +33,9 @@ SHARED_DIRECTORIES = ("grader/harness", "grader/kernellab", "grader/cpu")
 SHARED_FILES = ("CMakeLists.txt", "grader/pyproject.toml")
 # Of an assignment's folder, only what builds the public tests: not wrong/, bench/ or anything else.
 ASSIGNMENT_ENTRIES = ("assignment.toml", "CMakeLists.txt", "tests")
-# Build and editor leftovers never shipped from a shared directory.
-_LEFTOVERS = re.compile(r"(^|/)(__pycache__|build|\.[^/]*)(/|$)|\.pyc$")
+# Never shipped from a shared directory: build and editor leftovers, and the assignment
+# templates of `kernellab new`, which hold a reference solution and known-wrong versions.
+_NOT_SHIPPED = re.compile(r"(^|/)(__pycache__|build|templates|\.[^/]*)(/|$)|\.pyc$")
 
 # Path components a handout must never contain, and why.
 FORBIDDEN_PARTS = {
@@ -41,14 +44,19 @@ FORBIDDEN_PARTS = {
     "hidden": "hidden tests",
     "bench": "the benchmark, which includes the reference",
 }
+# Files of an assignment's folder that hold answers: `questions.toml` has the exact answers to its
+# questions (the students answer in the skeleton's answers.toml).
+FORBIDDEN_NAMES = {"questions.toml": "the questions with their exact answers"}
 # File names that look like grader secrets (keys, tokens, private settings).
 _SECRET_NAME = re.compile(r"secret|token|credential|password|\.env$|\.pem$|\.key$|^id_(rsa|ed25519)", re.IGNORECASE)
 
+# -S: the standard library only, so the self-check works, and works the same, on any machine
+# with Python, whatever is installed there.
 LAUNCHER = """\
 #!/bin/sh
-# The kernellab command of this handout, run from its own files (no installation needed).
+# The kernellab command of this handout, run from its own files (nothing to install).
 here=$(cd "$(dirname "$0")" && pwd)
-PYTHONPATH="$here/grader${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m kernellab --root "$here" "$@"
+PYTHONPATH="$here/grader" exec python3 -S -m kernellab.student --root "$here" "$@"
 """
 
 README = """\
@@ -61,7 +69,8 @@ Your files are in `skeleton/{id}/`; edit them there, or copy them to a folder of
 
 You need CMake 3.24 or newer, the CUDA toolkit (nvcc), Catch2 v2 or v3 and Python 3.11 or newer
 (on Debian or Ubuntu: `apt-get install cmake catch2 ninja-build`). Nothing needs installing with
-pip: the `kernellab` script in this folder runs the checker from `grader/kernellab`.
+pip: the `kernellab` script in this folder runs the checker from `grader/kernellab` with Python's
+standard library alone.
 
 ```sh
 ./kernellab test                  # the files in skeleton/{id}/
@@ -75,8 +84,8 @@ tests are reported as "not run: no GPU": no verdict is given for them there.{cpu
 The files you start with are correct but slow, or missing where a task says so: the tasks whose
 stub is missing fail until you write them.
 
-`python3 -m kernellab test` with `PYTHONPATH=grader` does the same as the script, and
-`pip install ./grader` installs the `kernellab` command instead.
+Where there is no `sh`, `python3 -S -m kernellab.student --root . test` with `PYTHONPATH=grader`
+does the same as the script.
 
 ## What is here
 
@@ -152,14 +161,15 @@ def bundle_files(assignment: Assignment) -> dict[str, BundleFile]:
     files[f"handout/{assignment.id}.md"] = BundleFile(markdown_text.encode())
     files[f"handout/{assignment.id}.html"] = BundleFile(render_html(assignment.title, markdown_text).encode())
     has_cpu_backend = any(name.startswith("grader/cpu/") for name in files)
-    readme = README.format(id=assignment.id, title=assignment.title, cpu_backend=CPU_BACKEND_NOTE if has_cpu_backend else "")
+    cpu_backend = CPU_BACKEND_NOTE if has_cpu_backend else ""
+    readme = README.format(id=assignment.id, title=assignment.title, cpu_backend=cpu_backend)
     files["README.md"] = BundleFile(readme.encode())
     files["kernellab"] = BundleFile(LAUNCHER.encode(), SCRIPT_MODE)
     return dict(sorted(files.items()))
 
 
 def _tree(path: Path, prefix: str) -> dict[str, BundleFile]:
-    """Every file below `path` (or `path` itself) under `prefix`, without build leftovers."""
+    """Every file below `path` (or `path` itself) under `prefix`, but those never shipped."""
     if path.is_file():
         return {prefix: BundleFile(path.read_bytes())}
     if not path.is_dir():
@@ -167,7 +177,7 @@ def _tree(path: Path, prefix: str) -> dict[str, BundleFile]:
     files = {}
     for file in sorted(path.rglob("*")):
         relative = file.relative_to(path).as_posix()
-        if file.is_file() and not _LEFTOVERS.search(relative):
+        if file.is_file() and not _NOT_SHIPPED.search(relative):
             mode = SCRIPT_MODE if file.stat().st_mode & 0o111 else FILE_MODE
             files[f"{prefix}/{relative}"] = BundleFile(file.read_bytes(), mode)
     return files
@@ -242,6 +252,22 @@ def zip_bytes(files: dict[str, BundleFile], top: str) -> bytes:
     return buffer.getvalue()
 
 
+def unpack(archive: Path, destination: Path) -> None:
+    """Extract a .tar.gz archive into `destination`, as a student would."""
+    with tarfile.open(archive) as opened:
+        # The "data" filter (Python 3.11.4 on) refuses links and paths that leave `destination`.
+        opened.extractall(destination, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+
+
+def self_check(bundle: Path, arguments: Sequence[str]) -> subprocess.CompletedProcess:
+    """Run `./kernellab test ARGUMENTS` in an unpacked handout, in an environment that, like a
+    student's, knows nothing of this repository."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "KERNELLAB_ROOT")}
+    return subprocess.run(
+        ["./kernellab", "test", *arguments], cwd=bundle, env=environment, capture_output=True, text=True
+    )
+
+
 def archive_members(archive: Path) -> dict[str, bytes]:
     """Name -> content of every file in a .tar.gz or .zip archive."""
     if archive.name.endswith(".zip"):
@@ -254,8 +280,8 @@ def archive_members(archive: Path) -> dict[str, bytes]:
 def audit(members: dict[str, bytes], assignment: Assignment) -> list[str]:
     """What must not be in a handout but is, one line per member; empty when it is clean.
 
-    By path: the reference, known-wrong versions, hidden tests, the benchmark and files named
-    like secrets. By content: any file holding a solution marker of the assignment's tasks,
+    By path: the reference, known-wrong versions, hidden tests, the benchmark, the questions'
+    answers and files named like secrets. By content: any file holding a solution marker of the assignment's tasks,
     which only a reference file has, under whatever name it was copied.
     """
     marker = _solution_marker(assignment.task_ids)
@@ -263,6 +289,8 @@ def audit(members: dict[str, bytes], assignment: Assignment) -> list[str]:
     for name, content in sorted(members.items()):
         parts = PurePosixPath(name).parts
         reasons = [why for part, why in FORBIDDEN_PARTS.items() if part in parts]
+        if parts[-1] in FORBIDDEN_NAMES:
+            reasons.append(FORBIDDEN_NAMES[parts[-1]])
         if _SECRET_NAME.search(parts[-1]):
             reasons.append("a file named like a secret")
         if marker.search(content):

@@ -1,8 +1,9 @@
 """Helpers that build fixture repositories: a manifest, a reference tree and a CMakeLists.txt."""
 
 import shutil
-import subprocess
 from pathlib import Path
+
+from kernellab.commands.check import gpu_present as has_gpu  # noqa: F401 (for the tests)
 
 REAL_ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,14 +35,6 @@ def write_files(directory: Path, files: dict[str, str | bytes]) -> None:
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
-
-
-def has_gpu() -> bool:
-    try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return listed.returncode == 0 and "GPU " in listed.stdout
 
 
 def has_nvcc() -> bool:

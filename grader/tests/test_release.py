@@ -1,8 +1,6 @@
 import json
-import os
 import shutil
 import stat
-import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -10,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, has_gpu, has_nvcc
-from kernellab.bundle import BundleError, archive_members, audit, bundle_files, tasks_table
+from kernellab.bundle import BundleError, archive_members, audit, bundle_files, self_check, tasks_table, unpack
 from kernellab.cli import main
 from kernellab.cmake import NO_GPU
 from kernellab.commands.release import release
@@ -82,7 +80,8 @@ def test_the_task_text_is_kept_as_markdown_and_rendered_to_html_with_the_points_
     assert markdown_text.endswith(tasks_table(PBB))
     assert "<h2>Tasks and points</h2>" in html
     for task in PBB.tasks:
-        assert f"<td><code>{task.id}</code></td>\n<td>{task.title}</td>\n<td style=\"text-align: right;\">{task.points}</td>" in html
+        points_cell = f'<td style="text-align: right;">{task.points}</td>'
+        assert f"<td><code>{task.id}</code></td>\n<td>{task.title}</td>\n{points_cell}" in html
     assert "<strong>100</strong>" in html
     # The Markdown's own table is rendered as a table too, and its code blocks as code.
     assert "<td><code>scanIncBlock</code></td>" in html
@@ -95,11 +94,13 @@ def test_the_audit_names_each_thing_that_must_stay_with_the_instructor():
         "k/assignments/pbb/wrong/copy/a.patch": b"",
         "k/assignments/pbb/tests/hidden/test_more.cu": b"",
         "k/grader/secrets.toml": b"",
+        "k/assignments/pbb/questions.toml": b"",
         "k/skeleton/pbb/copied.cu.h": b"int x;\n    // BEGIN SOLUTION scan-warp\n",
         "k/skeleton/pbb/answers.toml": b"# BEGIN SOLUTION copy\r\n",
         "k/skeleton/pbb/fine.cu.h": b"// BEGIN SOLUTION <task-id> is how a marker reads\n",
     }
     assert audit(members, PBB) == [
+        "k/assignments/pbb/questions.toml: the questions with their exact answers",
         "k/assignments/pbb/tests/hidden/test_more.cu: hidden tests",
         "k/assignments/pbb/wrong/copy/a.patch: known-wrong versions",
         "k/grader/secrets.toml: a file named like a secret",
@@ -138,28 +139,18 @@ def test_release_needs_the_task_text(make_repo, tmp_path: Path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("cmake") is None or not has_nvcc(), reason="needs nvcc and cmake")
-def test_the_unpacked_handout_builds_and_its_self_check_fails_exactly_the_missing_stubs(
+def test_the_unpacked_handout_builds_and_its_self_check_fails_a_missing_stub(
     pbb_archives: list[Path], tmp_path: Path
 ):
-    with tarfile.open(pbb_archives[0]) as archive:
-        archive.extractall(tmp_path, filter="data")
-    bundle = tmp_path / "kernellab-pbb"
-    # One executable of a task whose stub is missing, and one whose stub is correct but slow,
-    # built for one architecture (the GPU's, when there is one): what proves the point, at CI's cost.
-    tasks = [task for task in PBB.tasks if task.id in ("copy", "reduce-block")]
+    unpack(pbb_archives[0], tmp_path)
+    # One executable, of a task whose stub is missing, built for one architecture (the GPU's,
+    # when there is one): what proves the point, at CI's cost.
+    tasks = [task for task in PBB.tasks if task.id == "reduce-block"]
     gpu = has_gpu()
     architecture = "native" if gpu else "75-real"
-    command = ["./kernellab", "test", "--tests", *[task.tests for task in tasks]]
-    # The student's shell knows nothing of this repository.
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "KERNELLAB_ROOT")}
-    completed = subprocess.run(
-        command + [f"--cmake-arg=-DCMAKE_CUDA_ARCHITECTURES={architecture}"],
-        cwd=bundle,
-        env=environment,
-        capture_output=True,
-        text=True,
-    )
-    results = json.loads((bundle / "build" / "test-pbb" / "results.json").read_text())
+    arguments = ["--tests", *[task.tests for task in tasks], f"--cmake-arg=-DCMAKE_CUDA_ARCHITECTURES={architecture}"]
+    completed = self_check(tmp_path / "kernellab-pbb", arguments)
+    results = json.loads((tmp_path / "kernellab-pbb" / "build" / "test-pbb" / "results.json").read_text())
     expected = [(task.id, (FAILED if task.skeleton_fails else PASSED) if gpu else NO_GPU) for task in tasks]
     assert [(result["id"], result["verdict"]) for result in results] == expected, completed.stdout
     assert completed.returncode == (1 if gpu else 0), completed.stdout + completed.stderr
