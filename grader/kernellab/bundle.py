@@ -31,11 +31,14 @@ SCRIPT_MODE = 0o755
 # Repository paths the bundle holds whole, each only when it exists (the CPU backend may not).
 SHARED_DIRECTORIES = ("grader/harness", "grader/kernellab", "grader/cpu")
 SHARED_FILES = ("CMakeLists.txt", "grader/pyproject.toml")
-# Of an assignment's folder, only what builds the public tests: not wrong/, bench/ or anything else.
-ASSIGNMENT_ENTRIES = ("assignment.toml", "CMakeLists.txt", "tests")
-# Never shipped from a shared directory: build and editor leftovers, and the assignment
-# templates of `kernellab new`, which hold a reference solution and known-wrong versions.
-_NOT_SHIPPED = re.compile(r"(^|/)(__pycache__|build|templates|\.[^/]*)(/|$)|\.pyc$")
+# Of an assignment's folder, only what its CMake project builds against the student's files: the
+# public tests and the speed program (timed against the baselines); not wrong/, bench/ (which
+# builds the reference), questions.toml or anything else.
+ASSIGNMENT_ENTRIES = ("assignment.toml", "CMakeLists.txt", "tests", "speed")
+# Never shipped from a shared directory: build and editor leftovers, the assignment templates of
+# `kernellab new` (a reference solution and known-wrong versions), and benchmarks, which build
+# the reference (the CPU backend's does).
+_NOT_SHIPPED = re.compile(r"(^|/)(__pycache__|build|templates|bench|\.[^/]*)(/|$)|\.pyc$")
 
 # Path components a handout must never contain, and why.
 FORBIDDEN_PARTS = {
@@ -99,8 +102,8 @@ does the same as the script.
 """
 
 CPU_BACKEND_NOTE = """
-This handout also holds a CPU backend (`grader/cpu/`) that runs the GPU tests without a GPU;
-its own README says how to select it."""
+Without a GPU, the CPU backend in `grader/cpu/` runs the GPU tests on the CPU (built with g++):
+`./kernellab test --cmake-arg=-DKERNELLAB_BACKEND=cpu`."""
 
 HTML_PAGE = """\
 <!DOCTYPE html>

@@ -1,4 +1,5 @@
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from kernellab.commands import check
 from kernellab.commands.check import CHECKS, Context, Verdict, run_check
 from kernellab.commands.new import scaffold
 from kernellab.commands.test import FAILED, PASSED
+from kernellab.commands.wrong import NOT_REJECTED, REJECTED, Row
 from kernellab.manifest import load_assignment
 
 
@@ -109,6 +111,39 @@ def test_a_handout_that_would_leak_the_reference_fails_the_contents_check(starte
     assert "assignments/demo/tests/kernels.cuh: a solution marker: a reference file" in verdict.detail
 
 
+def fake_wrong_versions(monkeypatch, verdicts: list[str]) -> None:
+    def check_versions(assignment, versions, work, cmake_args):
+        return [
+            Row(task.id, patch_file.stem, "a bug", verdict, ["caught by a test"] if verdict == REJECTED else [])
+            for (task, patch_file), verdict in zip(versions, verdicts)
+        ]
+
+    monkeypatch.setattr(check.wrong, "check_versions", check_versions)
+
+
+def test_with_kernels_every_known_wrong_version_rejected_is_a_strength_of_100_percent(
+    starter_root: Path, tmp_path: Path, monkeypatch
+):
+    fake_wrong_versions(monkeypatch, [REJECTED] * 3)
+    context = replace(context_of(starter_root, tmp_path), runs_kernels=True, backend="kernels run on the GPU")
+    verdict = verdict_of("known-wrong rejected", context)
+    assert verdict.verdict == PASSED
+    lines = verdict.detail.splitlines()
+    assert lines[0] == "test-suite strength 3/3 (100%), kernels run on the GPU"
+    assert "saxpy  factor-dropped       a bug        rejected  caught by a test" in lines
+    assert lines[-1] == "test-suite strength: 3/3 rejected"
+
+
+def test_with_kernels_one_known_wrong_version_not_rejected_fails_the_check(
+    starter_root: Path, tmp_path: Path, monkeypatch
+):
+    fake_wrong_versions(monkeypatch, [REJECTED, NOT_REJECTED, REJECTED])
+    context = replace(context_of(starter_root, tmp_path), runs_kernels=True)
+    verdict = verdict_of("known-wrong rejected", context)
+    assert verdict.verdict == FAILED
+    assert verdict.detail.splitlines()[0] == "test-suite strength 2/3: must be 100% to release"
+
+
 def test_exit_codes_distinguish_failed_from_not_run():
     assert check.exit_code([Verdict(PASSED), Verdict(PASSED)]) == 0
     assert check.exit_code([Verdict(PASSED), Verdict(NO_GPU)]) == 3
@@ -171,4 +206,4 @@ def test_a_fresh_scaffold_passes_every_check_that_can_run_here(starter_root: Pat
     }, out
     assert exit_code == (0 if has_gpu() else 3), out
     if not has_gpu():
-        assert "builds; the tests of saxpy need a GPU" in out
+        assert "builds; 1 of 1 tasks need a GPU to run" in out

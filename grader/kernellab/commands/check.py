@@ -358,5 +358,5 @@ def _compare_verdicts(results: list[TaskResult], expected: dict[str, str], succe
         return Verdict(FAILED, "\n".join(lines))
     not_run = [result.id for result in results if result.verdict == NO_GPU]
     if not_run:
-        return Verdict(NO_GPU, f"builds; the tests of {', '.join(not_run)} need a GPU")
+        return Verdict(NO_GPU, f"builds; {len(not_run)} of {len(results)} tasks need a GPU to run\n{', '.join(not_run)}")
     return Verdict(PASSED, f"{success} ({context.backend})")
