@@ -14,7 +14,14 @@ TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
 TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
 
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "an array", dict: "a table"}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number with a decimal point",
+    bool: "true or false",
+    list: "an array",
+    dict: "a table",
+}
 
 
 class ManifestError(InputError):
@@ -23,12 +30,49 @@ class ManifestError(InputError):
 
 @dataclass(frozen=True)
 class Task:
+    """A task is checked by a test executable (`tests`) or scored from an answers file (`answers`)."""
+
     id: str
     title: str
     points: int
-    tests: str
     skeleton_fails: bool
+    tests: str | None = None
+    answers: str | None = None
     warp_synchronous: str | None = None
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How `kernellab grade` runs and scores the tests (the manifest's optional [grading] table)."""
+
+    # Hidden cases run the public tests again with a secret seed and, in place of the sizes the
+    # handout shows, one size drawn from each of these inclusive ranges on every grading run.
+    hidden_size_ranges: tuple[tuple[int, int], ...] = ((2, 30), (34, 1022), (1026, 65534), (65538, 2_000_000))
+    # The share of a task's points that its public cases give; the hidden cases give the rest.
+    public_share: float = 0.5
+    # Seconds one run of a test executable may take.
+    timeout_s: int = 300
+    # Words that must not appear in a student's files or in the symbols of their build (libraries a
+    # task forbids), matched as whole words, case-insensitively.
+    forbidden: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SpeedCase:
+    """One timed case (the manifest's [[speed]]): its time relative to the reference's gives points."""
+
+    task: str
+    # The name the assignment's speed program knows the case by.
+    case: str
+    # Array sizes timed, each larger than any GPU's L2 so that timings measure memory, not cache.
+    sizes: tuple[int, ...]
+    points: int
+    # The student's time over the reference's at which the speed points are 0, and full.
+    zero_at: float
+    full_at: float
+    # A library's version of the same operation (a case of the speed program, e.g. CUB's),
+    # timed alongside for the feedback; no points depend on it.
+    baseline: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,6 +94,8 @@ class Assignment:
     reference: str
     skeleton: str
     tasks: tuple[Task, ...]
+    grading: Grading = Grading()
+    speed: tuple[SpeedCase, ...] = ()
 
     @property
     def reference_dir(self) -> Path:
@@ -66,6 +112,15 @@ class Assignment:
     @property
     def task_ids(self) -> tuple[str, ...]:
         return tuple(task.id for task in self.tasks)
+
+    @property
+    def tested_tasks(self) -> tuple[Task, ...]:
+        """The tasks that a test executable checks (the others are answered in a file)."""
+        return tuple(task for task in self.tasks if task.tests is not None)
+
+    @property
+    def questions_path(self) -> Path:
+        return self.manifest_path.parent / "questions.toml"
 
 
 def list_assignments(root: Path) -> list[str]:
@@ -123,11 +178,17 @@ def _string_list(values: list, field: str) -> tuple[str, ...]:
 
 
 def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
-    _fields(table, "", {"id": str, "title": str, "files": dict, "build": dict, "tasks": list}, {"course": str})
+    _fields(
+        table,
+        "",
+        {"id": str, "title": str, "files": dict, "build": dict, "tasks": list},
+        {"course": str, "grading": dict, "speed": list},
+    )
     directory_name = path.parent.name
     if table["id"] != directory_name:
         raise _error("id", f"{table['id']!r} does not match the assignment's directory name {directory_name!r}")
     reference, skeleton = _build(table["build"])
+    tasks = _tasks(table["tasks"])
     return Assignment(
         root=root,
         manifest_path=path,
@@ -137,7 +198,9 @@ def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
         files=_files(table["files"]),
         reference=reference,
         skeleton=skeleton,
-        tasks=_tasks(table["tasks"]),
+        tasks=tasks,
+        grading=_grading(table.get("grading", {})),
+        speed=_speed_cases(table.get("speed", []), {task.id for task in tasks}),
     )
 
 
@@ -191,19 +254,72 @@ def _task(table: Any, where: str) -> Task:
     _fields(
         table,
         where,
-        {"id": str, "title": str, "points": int, "tests": str, "skeleton_fails": bool},
-        {"warp_synchronous": str},
+        {"id": str, "title": str, "points": int, "skeleton_fails": bool},
+        {"tests": str, "answers": str, "warp_synchronous": str},
     )
+    if ("tests" in table) == ("answers" in table):
+        raise _error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
     if not TASK_ID.fullmatch(table["id"]):
         raise _error(f"{where}.id", f"{table['id']!r} does not match {TASK_ID.pattern!r}")
     if table["points"] <= 0:
         raise _error(f"{where}.points", f"expected a positive integer, got {table['points']}")
-    if not TESTS_NAME.fullmatch(table["tests"]):
+    if "tests" in table and not TESTS_NAME.fullmatch(table["tests"]):
         raise _error(f"{where}.tests", f"{table['tests']!r} does not match {TESTS_NAME.pattern!r}")
     policy = table.get("warp_synchronous")
     if policy is not None and policy not in WARP_SYNCHRONOUS_POLICIES:
         raise _error(f"{where}.warp_synchronous", f"expected one of {WARP_SYNCHRONOUS_POLICIES}, got {policy!r}")
     return Task(**table)
+
+
+def _grading(table: dict) -> Grading:
+    defaults = Grading()
+    _fields(
+        table,
+        "grading",
+        {},
+        {"hidden_size_ranges": list, "public_share": float, "timeout": int, "forbidden": list},
+    )
+    ranges = []
+    for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
+        if not (
+            isinstance(pair, (list, tuple)) and len(pair) == 2 and all(type(n) is int for n in pair)
+            and 1 <= pair[0] <= pair[1] < 2**32
+        ):
+            raise _error(f"grading.hidden_size_ranges[{index}]", f"expected [low, high] with 1 <= low <= high, got {pair!r}")
+        ranges.append((pair[0], pair[1]))
+    share = table.get("public_share", defaults.public_share)
+    if not 0 <= share <= 1:
+        raise _error("grading.public_share", f"expected a number from 0 to 1, got {share}")
+    timeout = table.get("timeout", defaults.timeout_s)
+    if timeout <= 0:
+        raise _error("grading.timeout", f"expected a positive number of seconds, got {timeout}")
+    forbidden = _string_list(table.get("forbidden", []), "grading.forbidden")
+    return Grading(tuple(ranges), share, timeout, forbidden)
+
+
+def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:
+    cases = []
+    for index, table in enumerate(tables):
+        where = f"speed[{index}]"
+        if type(table) is not dict:
+            raise _error(where, "expected a [[speed]] table")
+        _fields(
+            table,
+            where,
+            {"task": str, "case": str, "sizes": list, "points": int, "zero_at": float, "full_at": float},
+            {"baseline": str},
+        )
+        if table["task"] not in task_ids:
+            raise _error(f"{where}.task", f"{table['task']!r} is not a task id")
+        sizes = table["sizes"]
+        if not sizes or any(type(size) is not int or not 0 < size < 2**32 for size in sizes):
+            raise _error(f"{where}.sizes", f"expected array sizes from 1 to 2^32 - 1, got {sizes!r}")
+        if table["points"] <= 0:
+            raise _error(f"{where}.points", f"expected a positive integer, got {table['points']}")
+        if not 1 <= table["full_at"] < table["zero_at"]:
+            raise _error(where, "expected 1 <= full_at < zero_at (times relative to the reference's)")
+        cases.append(SpeedCase(**{**table, "sizes": tuple(sizes)}))
+    return tuple(cases)
 
 
 def _error(field: str, message: str) -> ManifestError:

@@ -148,14 +148,14 @@ def check_solution(assignment: Assignment, given: Path | None) -> Path:
 def select_tasks(assignment: Assignment, names: list[str] | None) -> list[Task]:
     """The tasks whose test executable (or id) `names` lists, in manifest order; all without names."""
     if not names:
-        return list(assignment.tasks)
-    executables = list(dict.fromkeys(task.tests for task in assignment.tasks))
+        return list(assignment.tested_tasks)
+    executables = list(dict.fromkeys(task.tests for task in assignment.tested_tasks))
     for name in names:
         if name not in executables and name not in assignment.task_ids:
             raise InputError(
                 f"--tests {name}: not a test executable or task of {assignment.id} (tests: {', '.join(executables)})"
             )
-    return [task for task in assignment.tasks if task.tests in names or task.id in names]
+    return [task for task in assignment.tested_tasks if task.tests in names or task.id in names]
 
 
 def test_tasks(assignment: Assignment, tasks: list[Task], build_dir: Path, timeout_s: float) -> list[TaskResult]:

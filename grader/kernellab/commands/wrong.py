@@ -95,7 +95,7 @@ def find_wrong_versions(assignment: Assignment, only_task: str | None) -> list[t
                 raise InputError("only <name>.patch files belong in a task folder of wrong/", patch_file)
     return [
         (task, patch_file)
-        for task in assignment.tasks
+        for task in assignment.tested_tasks
         if only_task in (None, task.id)
         for patch_file in sorted((assignment.wrong_dir / task.id).glob("*.patch"))
     ]

@@ -1,0 +1,154 @@
+"""Grade a folder of submissions, resumably, and write the gradebook.
+
+Builds run in parallel on the CPU cores; test runs share the GPU and speed measurements have it
+alone (GpuLock), so no timing is ever shared. Each student's reports are written atomically as
+the student finishes (grade.json last), and a rerun skips every student whose grade.json says
+graded or rejected: a batch killed at any moment resumes without losing or duplicating a grade.
+"""
+
+import csv
+import io
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from kernellab import reports
+from kernellab.commands.batch import BATCH_FILE, GRADEBOOK_FILE
+from kernellab.commands.grade import student_name
+from kernellab.console import console
+from kernellab.errors import InputError, display_path
+from kernellab.grading import Grade, GradingRun, grade_submission
+from kernellab.intake import ARCHIVE_SUFFIXES
+
+FINAL_STATUSES = ("graded", "rejected")
+
+
+def find_submissions(folder: Path) -> dict[str, Path]:
+    """Student name -> submission, for every subfolder and archive of `folder` (hidden ones skipped)."""
+    if not folder.is_dir():
+        raise InputError(f"{folder} is not a folder of submissions")
+    found: dict[str, Path] = {}
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(".") or not (entry.is_dir() or entry.name.endswith(ARCHIVE_SUFFIXES)):
+            continue
+        student = student_name(entry)
+        if student in found:
+            raise InputError(f"two submissions for {student}: {found[student].name} and {entry.name}")
+        found[student] = entry
+    if not found:
+        raise InputError(f"{folder} holds no subfolder or archive ({', '.join(ARCHIVE_SUFFIXES)})")
+    return found
+
+
+def grade_folder(grading: GradingRun, submissions: dict[str, Path], out: Path, jobs: int, regrade: bool) -> dict[str, Grade | None]:
+    """Grade the submissions not yet finished (all of them with `regrade`), then write the
+    gradebook and show the summary; every student's grade, None where none could be written."""
+    reports.write_atomically(
+        out / BATCH_FILE,
+        json.dumps({"assignment": grading.assignment.id, "backend": grading.backend, "seed": grading.seed}, indent=2) + "\n",
+    )
+    pending = [name for name in submissions if regrade or _finished(out, name) is None]
+    console.print(
+        f"{grading.assignment.id}: {len(submissions)} submissions, {len(submissions) - len(pending)} already graded, "
+        f"{len(pending)} to grade on the {grading.backend} backend"
+    )
+    _grade_all(grading, submissions, pending, out, jobs)
+    grades = {name: _finished(out, name) or _read_grade(out, name) for name in submissions}
+    write_gradebook(grading, grades, out / GRADEBOOK_FILE)
+    _print_summary(grades)
+    console.print(f"gradebook: {display_path(out / GRADEBOOK_FILE)}; reports: {display_path(out / 'students')}")
+    return grades
+
+
+def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[str], out: Path, jobs: int) -> None:
+    failed = 0
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} not graded"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as progress, ThreadPoolExecutor(jobs) as pool:
+        bar = progress.add_task("grading", total=len(pending), failed=0)
+        futures = {pool.submit(_grade_one, grading, name, submissions[name], out): name for name in pending}
+        for future in as_completed(futures):
+            grade = future.result()
+            failed += grade.status not in FINAL_STATUSES
+            progress.update(bar, advance=1, failed=failed)
+            progress.console.print(f"{grade.student}: {grade.score:g}/{grade.max_score:g} ({grade.status})")
+
+
+def _grade_one(grading: GradingRun, student: str, submission: Path, out: Path) -> Grade:
+    started = time.monotonic()
+    try:
+        grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student)
+    except Exception as error:  # the grader's own failure: this student is "not graded", the batch goes on
+        grade = Grade(
+            student=student,
+            assignment=grading.assignment.id,
+            backend=grading.backend,
+            status="not graded",
+            message=f"grader error: {type(error).__name__}: {error}",
+            seed=grading.seed,
+            seconds=time.monotonic() - started,
+        )
+    try:
+        reports.write_all(grade, out / "students" / student)
+    except OSError as error:  # a full disk: say so, keep going, and let a rerun retry this student
+        console.print(f"{student}: not graded: its reports could not be written: {error}")
+    return grade
+
+
+def _read_grade(out: Path, student: str) -> Grade | None:
+    path = out / "students" / student / reports.GRADE_FILE
+    try:
+        return Grade.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _finished(out: Path, student: str) -> Grade | None:
+    grade = _read_grade(out, student)
+    return grade if grade is not None and grade.status in FINAL_STATUSES else None
+
+
+def write_gradebook(grading: GradingRun, grades: dict[str, Grade | None], path: Path) -> None:
+    """One row per student and one column per task, importable into an LMS."""
+    task_ids = list(grading.assignment.task_ids)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", "status", "score", "max_score", *task_ids, "message"])
+    for student in sorted(grades):
+        grade = grades[student]
+        if grade is None:
+            writer.writerow([student, "not graded", "", "", *([""] * len(task_ids)), "no grade was written"])
+            continue
+        points = {task.id: f"{task.points:g}" for task in grade.tasks}
+        score = f"{grade.score:g}" if grade.status in FINAL_STATUSES else ""
+        writer.writerow(
+            [student, grade.status, score, f"{grade.max_score:g}", *(points.get(task, "") for task in task_ids), grade.message]
+        )
+    reports.write_atomically(path, buffer.getvalue())
+
+
+def _print_summary(grades: dict[str, Grade | None]) -> None:
+    table = Table(title="gradebook", title_justify="left")
+    for column in ("student", "status", "score"):
+        table.add_column(column, justify="right" if column == "score" else "left")
+    for student in sorted(grades):
+        grade = grades[student]
+        status = grade.status if grade else "not graded"
+        score = f"{grade.score:g}/{grade.max_score:g}" if grade and grade.status in FINAL_STATUSES else "-"
+        table.add_row(student, status, score)
+    console.print(table)
+    problems = {name: grade for name, grade in grades.items() if grade is None or grade.status not in FINAL_STATUSES}
+    if problems:
+        console.print(f"[bold red]not graded ({len(problems)})[/bold red]: run the same command again to retry them")
+        for name, grade in sorted(problems.items()):
+            console.print(f"  {name}: {grade.message if grade else 'no grade was written'}")

@@ -1,0 +1,52 @@
+"""`kernellab batch`: grade a folder of submissions, resumably, and write the gradebook (kernellab/batch.py)."""
+
+import argparse
+import json
+from pathlib import Path
+
+from kernellab.commands.grade import NOT_GRADED_EXIT_CODE, add_grading_options, grading_run
+from kernellab.errors import InputError
+
+BATCH_FILE = "batch.json"
+GRADEBOOK_FILE = "grades.csv"
+
+EXIT_CODES = f"""\
+exit codes:
+  0  every submission has a grade (graded, or refused at intake with the reason)
+  2  usage or setup error
+  {NOT_GRADED_EXIT_CODE}  some submissions could not be graded (listed at the end and in {GRADEBOOK_FILE});
+     run the same command again to retry just those
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "batch",
+        help="grade every submission in a folder and write the gradebook",
+        description="Grade each subfolder or archive of DIR as one student's submission (the student's\n"
+        "name is its name without the archive suffix). Reports go to OUT/students/<name>/, the\n"
+        f"gradebook to OUT/{GRADEBOOK_FILE}. Rerunning resumes: finished students are skipped.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("submissions", type=Path, metavar="DIR", help="the folder of submissions")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where reports and the gradebook go")
+    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions built at once (default: 2)")
+    parser.add_argument("--regrade", action="store_true", help="grade every submission again, finished or not")
+    add_grading_options(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernellab import batch
+
+    if args.jobs < 1:
+        raise InputError(f"--jobs {args.jobs}: expected at least 1")
+    submissions = batch.find_submissions(args.submissions)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    # A resumed batch is the same grading run: the same hidden cases for every student.
+    if args.seed is None and (out / BATCH_FILE).is_file():
+        args.seed = json.loads((out / BATCH_FILE).read_text())["seed"]
+    grades = batch.grade_folder(grading_run(args), submissions, out, args.jobs, args.regrade)
+    return 0 if all(grade is not None and grade.status in batch.FINAL_STATUSES for grade in grades.values()) else NOT_GRADED_EXIT_CODE

@@ -1,0 +1,106 @@
+"""`kernellab grade`: grade one submission (a folder, .zip or .tar.gz) and write its reports.
+
+The grading modules (numpy, rich, matplotlib) are imported when a grade is made, not when the
+command line is parsed, so the student's `kernellab test` runs on Python's standard library alone.
+"""
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kernellab import cmake, environment
+from kernellab.commands.test import only_assignment
+from kernellab.errors import display_path
+from kernellab.intake import ARCHIVE_SUFFIXES
+from kernellab.manifest import load_assignment
+
+if TYPE_CHECKING:
+    from kernellab.grading import Grade, GradingRun
+
+NOT_GRADED_EXIT_CODE = 3
+
+EXIT_CODES = f"""\
+exit codes:
+  0  graded, whatever the score (a submission refused at intake is graded 0, with the reason)
+  2  usage or setup error: a bad option, an unknown assignment, a manifest error
+  {NOT_GRADED_EXIT_CODE}  not graded: grading itself could not run (the reference failed to build, a full
+     disk...); no results.json is written, so an autograder platform shows a failure, not a zero
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "grade",
+        help="grade one submission: build, run every test group, judge, score, write reports",
+        description="Grade one submission: take the assignment's files from it, build them with the\n"
+        "grader's own tests, run each task's public and hidden cases in separate processes, judge\n"
+        "their outputs against the reference's, and write results.json (Gradescope),\n"
+        "prairielearn.json, junit.xml, feedback.md, feedback.html and grade.json.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("submission", type=Path, metavar="SUBMISSION", help=f"a folder or an archive ({', '.join(ARCHIVE_SUFFIXES)})")
+    add_grading_options(parser)
+    parser.add_argument("--out", type=Path, metavar="DIR", help="where the reports go (default: grades/<submission name>)")
+    return parser
+
+
+def add_grading_options(parser: argparse.ArgumentParser) -> None:
+    """The options `grade` and `batch` share."""
+    parser.add_argument("--assignment", metavar="ID", help="the assignment (default: the only one there is)")
+    parser.add_argument(
+        "--backend",
+        choices=environment.BACKENDS,
+        default="auto",
+        help="where kernels run: 'cuda' (a GPU), 'cpu' (kernellab's CPU backend, correctness only) or "
+        "'auto' (the GPU when there is one; default)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="the hidden cases' seed, to reproduce an earlier grading run (default: a fresh secret one)",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        metavar="DIR",
+        help="the grader's private folder: reference build and records, job folders (default: build/grader)",
+    )
+    cmake.add_cmake_arg_option(parser)
+
+
+def grading_run(args: argparse.Namespace) -> "GradingRun":
+    from kernellab.grading import GradingRun
+
+    assignment = load_assignment(args.root, args.assignment or only_assignment(args.root))
+    backend = environment.choose_backend(args.backend, args.root)
+    work = (args.work or args.root / "build" / "grader").resolve()
+    return GradingRun(assignment, backend, work / assignment.id, args.seed, tuple(args.cmake_args))
+
+
+def student_name(submission: Path) -> str:
+    name = submission.resolve().name
+    for suffix in ARCHIVE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernellab import console, reports
+    from kernellab.grading import grade_submission
+
+    grading = grading_run(args)
+    student = student_name(args.submission)
+    out = (args.out or Path("grades") / student).resolve()
+    print(f"{grading.assignment.id}: grading {display_path(args.submission)} on the {grading.backend} backend", flush=True)
+    grade = grade_submission(grading, args.submission.resolve(), student, grading.work / "jobs" / student)
+    reports.write_all(grade, out)
+    console.print_grade(grade)
+    print(f"reports: {display_path(out)}")
+    return exit_code(grade)
+
+
+def exit_code(grade: "Grade") -> int:
+    return NOT_GRADED_EXIT_CODE if grade.status == "not graded" else 0

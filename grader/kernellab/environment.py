@@ -1,0 +1,71 @@
+"""What machine a grade was made on (GPU model, driver, CUDA, clocks), and which backend to use."""
+
+import platform
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from kernellab.errors import InputError
+
+BACKENDS = ("auto", "cuda", "cpu")
+# The CPU backend's sources, relative to the repository root; it exists once they do.
+CPU_BACKEND_DIR = Path("grader") / "cpu"
+
+
+def _output(command: list[str]) -> str:
+    if shutil.which(command[0]) is None:
+        return ""
+    try:
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return completed.stdout if completed.returncode == 0 else ""
+
+
+def gpus() -> list[dict[str, str]]:
+    """The machine's NVIDIA GPUs as nvidia-smi reports them; none without a driver."""
+    fields = ("name", "driver_version", "compute_cap", "clocks.sm", "clocks.mem", "clocks.max.sm")
+    text = _output(["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader"])
+    return [dict(zip(fields, (cell.strip() for cell in line.split(",")))) for line in text.splitlines() if line.strip()]
+
+
+def cuda_version() -> str:
+    match = re.search(r"release (\S+),", _output(["nvcc", "--version"]))
+    return match[1] if match else ""
+
+
+def choose_backend(requested: str, root: Path) -> str:
+    """'auto' is the GPU when there is one, else the CPU backend; an impossible choice is an error."""
+    if requested not in BACKENDS:
+        raise InputError(f"--backend {requested}: expected one of {', '.join(BACKENDS)}")
+    has_cpu_backend = (root / CPU_BACKEND_DIR / "CMakeLists.txt").is_file()
+    if requested == "cpu" and not has_cpu_backend:
+        raise InputError(f"--backend cpu: this kernellab has no CPU backend ({CPU_BACKEND_DIR} is missing)")
+    if requested != "auto":
+        return requested
+    if gpus() or not has_cpu_backend:
+        return "cuda"
+    return "cpu"
+
+
+def describe(backend: str) -> dict[str, str]:
+    """The facts a grade records about where it was made."""
+    facts = {"backend": backend, "host": platform.node(), "cuda": cuda_version()}
+    if backend == "cpu":
+        facts["gpu"] = "none: kernels ran on the CPU backend (correctness only, no speed scores)"
+        return facts
+    found = gpus()
+    if not found:
+        facts["gpu"] = "none found"
+        return facts
+    gpu = found[0]
+    facts.update(
+        gpu=gpu["name"],
+        driver=gpu["driver_version"],
+        compute_capability=gpu["compute_cap"],
+        sm_clock=gpu["clocks.sm"],
+        memory_clock=gpu["clocks.mem"],
+        max_sm_clock=gpu["clocks.max.sm"],
+    )
+    return facts

@@ -1,0 +1,574 @@
+"""Grade one submission: intake, build, run each test group in its own process, judge, score.
+
+The stages are small functions over plain data; `GradingRun` holds what the submissions of one
+grading run share (the assignment, the backend, the secret seed and hidden sizes, the reference
+build and its records). Student code only ever runs inside a test executable started by
+runner.py; everything that decides a score runs here, in the grader's process.
+"""
+
+import fcntl
+import json
+import os
+import random
+import re
+import resource
+import secrets
+import shutil
+import subprocess
+import threading
+import time
+import tomllib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from kernellab import cmake, environment, runner, speed
+from kernellab.errors import InputError
+from kernellab.intake import Intake, SubmissionRejected, take
+from kernellab.judge import TestCaseResult, by_test_case, judge
+from kernellab.manifest import Assignment, Task
+from kernellab.records import read_records
+from kernellab.speed import SpeedResult
+
+PASSED = "passed"
+FAILED = "FAILED"
+BUILD_FAILED = cmake.BUILD_FAILED
+TIMED_OUT = "timed out"
+CRASHED = "crashed"
+NO_GPU = cmake.NO_GPU
+GROUPS = ("public", "hidden")
+# Compiling a submission: wall clock for the whole build, and memory per compiler process.
+BUILD_TIMEOUT_S = 900
+BUILD_MEMORY_BYTES = 8 << 30
+# Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
+PARALLEL_RUNS = 8
+OUTPUT_TAIL_LINES = 6
+
+
+class GpuLock:
+    """Who may use the GPU: correctness runs share it (they are not timed), a speed measurement
+    has it alone. Each holder locks its own open file description of one lock file (flock), so
+    the rule holds between the threads of a batch and between grader processes on the machine."""
+
+    def __init__(self, path: Path = Path("/tmp/kernellab-gpu.lock")):
+        self._path = path
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._held(fcntl.LOCK_SH):
+            yield
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._held(fcntl.LOCK_EX):
+            yield
+
+    @contextmanager
+    def _held(self, mode: int) -> Iterator[None]:
+        with open(self._path, "a") as lock_file:
+            fcntl.flock(lock_file, mode)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+
+class GradingError(Exception):
+    """Grading itself could not run (not the student's fault): the submission is 'not graded'."""
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    group: str
+    verdict: str
+    detail: str = ""
+    test_cases: tuple[TestCaseResult, ...] = ()
+    seconds: float = 0.0
+    # The group's share of its task's points, and what it earned (set by score_task).
+    points: float = 0.0
+    max_points: float = 0.0
+
+
+@dataclass(frozen=True)
+class TaskGrade:
+    id: str
+    title: str
+    points: float
+    max_points: float
+    groups: tuple[GroupResult, ...] = ()
+    # For answered tasks (questions) and static findings: what the student reads.
+    feedback: str = ""
+    speed: tuple[SpeedResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class Grade:
+    student: str
+    assignment: str
+    backend: str
+    # "graded", "rejected" (intake refused the submission: 0 points, the student's to fix) or
+    # "not graded" (grading could not run: a problem of the grader's, never a zero).
+    status: str
+    message: str = ""
+    tasks: tuple[TaskGrade, ...] = ()
+    files: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()
+    seed: int = 0
+    hidden_sizes: tuple[int, ...] = ()
+    environment: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(task.points for task in self.tasks), 2)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(task.max_points for task in self.tasks), 2)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "Grade":
+        data = json.loads(text)
+        data["tasks"] = tuple(
+            TaskGrade(
+                **{
+                    **task,
+                    "groups": tuple(
+                        GroupResult(**{**group, "test_cases": tuple(TestCaseResult(**case) for case in group["test_cases"])})
+                        for group in task["groups"]
+                    ),
+                    "speed": tuple(SpeedResult(**result) for result in task["speed"]),
+                }
+            )
+            for task in data["tasks"]
+        )
+        for key in ("files", "ignored", "findings", "hidden_sizes"):
+            data[key] = tuple(data[key])
+        return cls(**data)
+
+
+class GradingRun:
+    """What one grading run shares between its submissions; the reference is built and run once."""
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        backend: str,
+        work: Path,
+        seed: int | None = None,
+        cmake_args: tuple[str, ...] = (),
+    ):
+        self.assignment = assignment
+        self.backend = backend
+        self.work = work
+        self.seed = seed if seed is not None else secrets.randbits(62) + 1
+        self.hidden_sizes = draw_hidden_sizes(assignment, self.seed)
+        self.cmake_args = (*cmake_args, f"-DKERNELLAB_BACKEND={backend}")
+        self.gpu_lock = GpuLock()
+        self._reference_lock = threading.Lock()
+        self._reference_ready = False
+        self.environment = environment.describe(backend)
+
+    def group_environment(self, group: str) -> dict[str, str]:
+        if group == "public":
+            return {}
+        return {"KERNELLAB_SEED": str(self.seed), "KERNELLAB_SIZES": ",".join(map(str, self.hidden_sizes))}
+
+    def expected_records(self, tests: str, group: str) -> Path:
+        """The reference's records for one test executable and group (built and run on first use)."""
+        with self._reference_lock:
+            if not self._reference_ready:
+                self._run_reference()
+                self._reference_ready = True
+        return self.work / "reference-records" / f"{tests}.{group}.rec"
+
+    @property
+    def times_speed(self) -> bool:
+        return self.backend == "cuda" and bool(self.assignment.speed)
+
+    @property
+    def reference_build(self) -> Path:
+        return self.work / f"reference-{self.assignment.id}-{self.backend}"
+
+    def _run_reference(self) -> None:
+        build_dir = self.reference_build
+        targets = test_targets(self.assignment, self.times_speed)
+        built = build(self.assignment, self.assignment.reference_dir, build_dir, targets, self.cmake_args)
+        broken = {target: errors for target, errors in built.items() if errors is not None}
+        if broken:
+            target, errors = next(iter(broken.items()))
+            raise GradingError(f"the reference does not build ({target}):\n{errors}")
+        records_dir = self.work / "reference-records"
+        shutil.rmtree(records_dir, ignore_errors=True)
+        records_dir.mkdir(parents=True)
+        jobs = [(tests, group) for tests in tested(self.assignment) for group in self.active_groups()]
+
+        def run_one(job: tuple[str, str]) -> None:
+            tests, group = job
+            record = records_dir / f"{tests}.{group}.rec"
+            outcome = runner.run(
+                [str(executable(build_dir, self.assignment.id, tests)), "--order", "decl"],
+                cwd=records_dir,
+                timeout_s=self.assignment.grading.timeout_s,
+                environment={
+                    **self.group_environment(group),
+                    "KERNELLAB_RECORD": str(record),
+                    "KERNELLAB_RECORD_EXPECTED": "1",
+                },
+            )
+            if outcome.exit_code == cmake.NO_GPU_EXIT_CODE:
+                return  # no records: every student group of this executable is "not run: no GPU"
+            recorded = read_records(record)
+            results = judge(recorded.records, recorded.records)
+            failures = [result for result in results if not result.passed]
+            if outcome.exit_code != 0 or recorded.problem or not results or failures:
+                reason = failures[0].message if failures else recorded.problem or _outcome_summary(outcome)
+                raise GradingError(f"the reference fails its own {tests} tests ({group}): {reason}")
+
+        with self.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+            list(pool.map(run_one, jobs))
+
+    def active_groups(self) -> tuple[str, ...]:
+        return GROUPS if self.hidden_sizes else ("public",)
+
+
+SPEED_TARGET = "speed"
+
+
+def tested(assignment: Assignment) -> list[str]:
+    """The test executables of the assignment's tasks (by their manifest `tests` names)."""
+    return sorted({task.tests for task in assignment.tested_tasks})
+
+
+def test_targets(assignment: Assignment, with_speed: bool) -> list[str]:
+    """What a grading build builds: the test executables, and the speed program when timed."""
+    return tested(assignment) + ([SPEED_TARGET] if with_speed else [])
+
+
+def target_name(assignment_id: str, target: str) -> str:
+    return f"{assignment_id}_speed" if target == SPEED_TARGET else cmake.test_target(assignment_id, target)
+
+
+def executable(build_dir: Path, assignment_id: str, target: str) -> Path:
+    return build_dir / "assignments" / assignment_id / target_name(assignment_id, target)
+
+
+def draw_hidden_sizes(assignment: Assignment, seed: int) -> tuple[int, ...]:
+    """One size from each of the manifest's hidden ranges, drawn from the run's secret seed."""
+    chooser = random.Random(seed)
+    return tuple(chooser.randint(low, high) for low, high in assignment.grading.hidden_size_ranges)
+
+
+def grade_submission(run: GradingRun, submission: Path, student: str, job: Path) -> Grade:
+    """Grade one submission in the private job directory `job` (emptied first)."""
+    started = time.monotonic()
+    base = dict(
+        student=student,
+        assignment=run.assignment.id,
+        backend=run.backend,
+        seed=run.seed,
+        hidden_sizes=run.hidden_sizes,
+        environment=run.environment,
+    )
+    shutil.rmtree(job, ignore_errors=True)
+    job.mkdir(parents=True)
+    try:
+        intake = take(submission, run.assignment, job / "submission")
+    except SubmissionRejected as rejection:
+        tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in run.assignment.tasks)
+        return Grade(status="rejected", message=rejection.message, tasks=tasks, seconds=time.monotonic() - started, **base)
+    try:
+        tasks, findings = _grade_files(run, intake, job)
+    except (GradingError, InputError, OSError) as error:
+        message = error.message if isinstance(error, InputError) else str(error)
+        return Grade(status="not graded", message=message, files=intake.files, seconds=time.monotonic() - started, **base)
+    return Grade(
+        status="graded",
+        tasks=tasks,
+        files=intake.files,
+        ignored=intake.ignored,
+        findings=findings,
+        seconds=time.monotonic() - started,
+        **base,
+    )
+
+
+def _grade_files(run: GradingRun, intake: Intake, job: Path) -> tuple[tuple[TaskGrade, ...], tuple[str, ...]]:
+    assignment = run.assignment
+    solution = job / "submission"
+    findings = forbidden_in_sources(solution, assignment.grading.forbidden)
+    targets = tested(assignment)
+    built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), run.cmake_args)
+    results: dict[tuple[str, str], GroupResult] = {}
+    runnable = [(tests, group) for tests in targets if built[tests] is None for group in run.active_groups()]
+    for tests in targets:
+        if built[tests] is not None:
+            for group in run.active_groups():
+                results[(tests, group)] = GroupResult(group, BUILD_FAILED, built[tests])
+    for (tests, group) in runnable:
+        run.expected_records(tests, group)  # the reference runs before the student's code
+
+    def run_one(job_key: tuple[str, str]) -> tuple[tuple[str, str], GroupResult]:
+        tests, group = job_key
+        return job_key, run_group(run, job, tests, group)
+
+    with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+        results.update(pool.map(run_one, runnable))
+    symbol_findings = forbidden_in_binaries(assignment, job / "build", targets, assignment.grading.forbidden)
+    grades = []
+    for task in assignment.tasks:
+        if task.answers is not None:
+            grades.append(score_answers(assignment, task, solution))
+            continue
+        groups = tuple(results[(task.tests, group)] for group in run.active_groups())
+        grades.append(score_task(assignment, task, groups, findings + symbol_findings.get(task.tests, ())))
+    grades = add_speed(run, job, grades, built.get(SPEED_TARGET))
+    all_findings = findings + tuple(finding for found in symbol_findings.values() for finding in found)
+    return tuple(grades), tuple(dict.fromkeys(all_findings))
+
+
+def build(
+    assignment: Assignment, solution: Path, build_dir: Path, targets: list[str], cmake_args: tuple[str, ...]
+) -> dict[str, str | None]:
+    """Build each target (test executables by `tests` name, or SPEED_TARGET); None for those that
+    built, else their first compiler errors."""
+    log_dir = build_dir / "logs"
+    cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log", cmake_args)
+    command = ["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1), "--target"]
+    command += [target_name(assignment.id, target) for target in targets]
+    command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
+    try:
+        completed = subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=BUILD_TIMEOUT_S,
+            preexec_fn=_limit_build_memory,
+            start_new_session=True,
+        )
+        output = completed.stdout
+    except subprocess.TimeoutExpired as expired:
+        output = (expired.output or b"").decode(errors="replace") if isinstance(expired.output, bytes) else expired.output or ""
+        output += f"\nerror: the build took longer than {BUILD_TIMEOUT_S} s and was stopped"
+    (log_dir / "build.log").write_text(output, encoding="utf-8")
+    built: dict[str, str | None] = {}
+    for target in targets:
+        if executable(build_dir, assignment.id, target).is_file():
+            built[target] = None
+        else:
+            errors = cmake.first_error_lines(_failures_of(output, target_name(assignment.id, target)) or output)
+            built[target] = "\n".join(errors)
+    return built
+
+
+def _limit_build_memory() -> None:
+    # RLIMIT_DATA bounds what a compiler allocates without counting the address space it only
+    # reserves, so a template bomb fails fast instead of taking the machine's memory.
+    resource.setrlimit(resource.RLIMIT_DATA, (BUILD_MEMORY_BYTES, BUILD_MEMORY_BYTES))
+
+
+def _failures_of(output: str, target: str) -> str:
+    """The build tool's output for the failed steps of one target (Ninja and Make mark them)."""
+    blocks = re.split(r"(?m)^(?=FAILED: |\[\s*\d+%\]|\[\d+/\d+\] )", output)
+    return "\n".join(block for block in blocks if f"/{target}.dir/" in block and block.startswith("FAILED: "))
+
+
+def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult:
+    """Run one test executable on one group's inputs in a fresh process, then judge its records."""
+    assignment = run.assignment
+    records = job / "records" / f"{tests}.{group}.rec"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    records.unlink(missing_ok=True)
+    outcome = runner.run(
+        [str(executable(job / "build", assignment.id, tests)), "--order", "decl"],
+        cwd=records.parent,
+        timeout_s=assignment.grading.timeout_s,
+        environment={**run.group_environment(group), "KERNELLAB_RECORD": str(records)},
+    )
+    (job / "logs").mkdir(exist_ok=True)
+    (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
+    expected = read_records(run.expected_records(tests, group))
+    if not expected.records:
+        return GroupResult(group, NO_GPU, "no CUDA device: the reference could not run either", seconds=outcome.seconds)
+    produced = read_records(records)
+    checks = judge(expected.records, produced.records)
+    cases = tuple(by_test_case(checks))
+    failed = [case for case in cases if not case.passed]
+    verdict, detail = PASSED, ""
+    if outcome.timed_out:
+        verdict = TIMED_OUT
+        detail = f"no result after {assignment.grading.timeout_s} s (a kernel that never finishes?)"
+    elif outcome.exit_code == cmake.NO_GPU_EXIT_CODE and not produced.records:
+        verdict, detail = NO_GPU, "no CUDA device"
+    elif outcome.signal_name:
+        verdict, detail = f"{CRASHED} ({outcome.signal_name})", ""
+    elif failed or produced.problem or outcome.exit_code != 0:
+        verdict = FAILED
+    if verdict != PASSED and verdict != NO_GPU:
+        detail = _failure_detail(detail, failed, produced.problem, outcome, len(checks))
+    return GroupResult(group, verdict, detail, cases, outcome.seconds)
+
+
+def _failure_detail(detail: str, failed: list[TestCaseResult], problem: str, outcome: runner.RunOutcome, checks: int) -> str:
+    lines = [detail] if detail else []
+    if failed:
+        first = failed[0]
+        lines += [first.name, first.first_failure]
+        if len(failed) > 1:
+            lines.append(f"{len(failed) - 1} more test case(s) failed")
+    if problem:
+        lines.append(f"its records end early: {problem}")
+    if not failed and outcome.exit_code not in (0, None) and not outcome.signal_name:
+        lines.append(f"the test executable exited with status {outcome.exit_code} after its {checks} checks")
+    tail = [line for line in outcome.output.splitlines() if line.strip()][-OUTPUT_TAIL_LINES:]
+    if tail and (outcome.signal_name or outcome.timed_out or not failed):
+        lines += ["last output:", *(f"  {line}" for line in tail)]
+    return "\n".join(lines)
+
+
+def _outcome_summary(outcome: runner.RunOutcome) -> str:
+    if outcome.timed_out:
+        return "timed out"
+    return f"exit status {outcome.exit_code}" + (f" ({outcome.signal_name})" if outcome.signal_name else "")
+
+
+def correctness_points(assignment: Assignment, task: Task) -> float:
+    """A task's points less those its [[speed]] cases give."""
+    return task.points - sum(case.points for case in assignment.speed if case.task == task.id)
+
+
+def score_task(assignment: Assignment, task: Task, groups: tuple[GroupResult, ...], findings: tuple[str, ...]) -> TaskGrade:
+    """Each group that passed earns its share of the task's correctness points; a forbidden library
+    earns none. Speed points come later (add_speed)."""
+    shares = {"public": assignment.grading.public_share, "hidden": 1 - assignment.grading.public_share}
+    if len(groups) == 1:
+        shares = {groups[0].group: 1.0}
+    correctness = correctness_points(assignment, task)
+    scored = tuple(
+        replace(
+            group,
+            max_points=round(shares[group.group] * correctness, 2),
+            points=round(shares[group.group] * correctness, 2) if group.verdict == PASSED and not findings else 0.0,
+        )
+        for group in groups
+    )
+    feedback = "no points: " + "; ".join(findings) if findings else ""
+    return TaskGrade(task.id, task.title, round(sum(group.points for group in scored), 2), task.points, scored, feedback)
+
+
+def add_speed(run: GradingRun, job: Path, grades: list[TaskGrade], speed_build_errors: str | None) -> list[TaskGrade]:
+    """Each task's speed results and points: timed on the GPU only for a task whose tests all passed."""
+    if not run.assignment.speed:
+        return grades
+    why_not: dict[str, str] = {}
+    for grade in grades:
+        if not grade.groups or any(group.verdict != PASSED for group in grade.groups) or grade.feedback:
+            why_not[grade.id] = "not timed: speed is scored once the task passes all its tests"
+    for case in run.assignment.speed:
+        if run.backend != "cuda":
+            why_not.setdefault(case.task, "not timed: the CPU backend gives no speed scores; grade on a GPU for them")
+        elif speed_build_errors is not None:
+            why_not.setdefault(case.task, f"not timed: the speed program did not build:\n{speed_build_errors}")
+    timed = [case for case in run.assignment.speed if case.task not in why_not]
+    results: list[SpeedResult] = [result for case in run.assignment.speed if case.task in why_not
+                                  for result in speed.not_measured(case, why_not[case.task])]
+    if timed:
+        try:
+            with run.gpu_lock.exclusive():
+                results += speed.measure(
+                    timed,
+                    executable(job / "build", run.assignment.id, SPEED_TARGET),
+                    executable(run.reference_build, run.assignment.id, SPEED_TARGET),
+                    job / "speed",
+                    run.seed,
+                )
+        except speed.SpeedError as error:
+            raise GradingError(str(error)) from None
+    by_task: dict[str, list[SpeedResult]] = {}
+    for result in results:
+        by_task.setdefault(result.task, []).append(result)
+    return [
+        replace(grade, speed=tuple(by_task.get(grade.id, ())),
+                points=round(grade.points + sum(result.points for result in by_task.get(grade.id, ())), 2))
+        for grade in grades
+    ]
+
+
+def score_answers(assignment: Assignment, task: Task, solution: Path) -> TaskGrade:
+    """Each question's points for an answer equal to the instructor's (within its tolerance)."""
+    try:
+        questions = tomllib.loads(assignment.questions_path.read_text(encoding="utf-8"))["questions"]
+    except (OSError, tomllib.TOMLDecodeError, KeyError) as error:
+        raise GradingError(f"the questions of {assignment.id} cannot be read: {error}") from None
+    answers_file = solution / task.answers
+    try:
+        answers = tomllib.loads(answers_file.read_text(encoding="utf-8")) if answers_file.is_file() else {}
+        problem = "" if answers_file.is_file() else f"no {task.answers} in the submission"
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        answers, problem = {}, f"{task.answers} is not valid TOML: {error}"
+    earned = 0.0
+    lines = [problem] if problem else []
+    for question in questions:
+        given = answers.get(question["id"])
+        right = answer_matches(given, question["answer"], question.get("tolerance", 0.0))
+        earned += question["points"] if right else 0
+        verdict = "right" if right else "no answer" if given is None else "wrong"
+        lines.append(f"{question['id']}: {verdict} ({question['points'] if right else 0}/{question['points']})")
+    max_points = sum(question["points"] for question in questions)
+    if max_points != task.points:
+        raise GradingError(f"the questions of {assignment.id} give {max_points} points, its task {task.id} {task.points}")
+    return TaskGrade(task.id, task.title, earned, task.points, (), "\n".join(lines))
+
+
+def answer_matches(given: object, answer: int | float, tolerance: float) -> bool:
+    if type(given) not in (int, float):
+        return False
+    if tolerance == 0:
+        return given == answer
+    return abs(given - answer) <= tolerance * abs(answer)
+
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> tuple[str, ...]:
+    """'file:line uses cub' for each forbidden word in the code (not the comments) of the files."""
+    if not forbidden:
+        return ()
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
+    findings = []
+    for path in sorted(solution.iterdir()):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        code = _COMMENT.sub(lambda match: re.sub(r"[^\n]", " ", match.group()), text)
+        for number, line in enumerate(code.splitlines(), start=1):
+            if found := pattern.search(line):
+                findings.append(f"{path.name}:{number} uses {found[1]}, which this assignment forbids")
+    return tuple(findings)
+
+
+def forbidden_in_binaries(
+    assignment: Assignment, build_dir: Path, targets: list[str], forbidden: tuple[str, ...]
+) -> dict[str, tuple[str, ...]]:
+    """Per test executable, the forbidden names among its symbols (what a `dlopen` or macro trick
+    cannot hide from the linker), from `nm -C`; nothing when nm is missing or nothing is forbidden."""
+    if not forbidden or shutil.which("nm") is None:
+        return {}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
+    found: dict[str, tuple[str, ...]] = {}
+    for tests in targets:
+        executable = cmake.test_executable(build_dir, assignment.id, tests)
+        if not executable.is_file():
+            continue
+        symbols = subprocess.run(["nm", "-C", str(executable)], capture_output=True, text=True, errors="replace").stdout
+        names = sorted({match[1].lower() for match in pattern.finditer(symbols)})
+        if names:
+            found[tests] = tuple(f"the {tests} build links {name}, which this assignment forbids" for name in names)
+    return found

@@ -1,0 +1,285 @@
+"""A grade in the formats its readers want: Gradescope's and PrairieLearn's results.json, JUnit
+XML for CI dashboards, and a Markdown and an HTML feedback page for the student.
+
+Each writer is a pure function of the Grade over the same list of scored entries (one per test
+group, or per answered task); `write_all` puts them side by side in a folder.
+"""
+
+import base64
+import html
+import io
+import json
+import os
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernellab.grading import PASSED, Grade
+from kernellab.speed import SpeedResult
+
+GRADESCOPE_FILE = "results.json"
+PRAIRIELEARN_FILE = "prairielearn.json"
+JUNIT_FILE = "junit.xml"
+MARKDOWN_FILE = "feedback.md"
+HTML_FILE = "feedback.html"
+GRADE_FILE = "grade.json"
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    task: str
+    points: float
+    max_points: float
+    passed: bool
+    verdict: str
+    output: str
+    seconds: float
+
+
+def entries(grade: Grade) -> list[Entry]:
+    rows = []
+    for task in grade.tasks:
+        if not task.groups:
+            passed = task.points == task.max_points
+            rows.append(
+                Entry(f"{task.id}: {task.title}", task.id, task.points, task.max_points, passed,
+                      PASSED if passed else "FAILED", task.feedback, 0.0)
+            )
+        for group in task.groups:
+            output = "\n".join(text for text in (task.feedback, group.detail) if text)
+            rows.append(
+                Entry(f"{task.id}: {group.group} tests", task.id, group.points, group.max_points,
+                      group.verdict == PASSED and group.points == group.max_points, group.verdict, output, group.seconds)
+            )
+        for result in task.speed:
+            rows.append(
+                Entry(f"{task.id}: speed of {result.case} at {size_name(result.size)}", task.id, result.points,
+                      result.max_points, result.points == result.max_points, speed_verdict(result),
+                      result.problem, 0.0)
+            )
+    return rows
+
+
+def size_name(size: int) -> str:
+    """2^28 for powers of two, the number otherwise."""
+    return f"2^{size.bit_length() - 1}" if size & (size - 1) == 0 else str(size)
+
+
+def speed_verdict(result: SpeedResult) -> str:
+    if result.ratio is None or result.problem:
+        return "not timed" if result.student_us is None else "no speed points"
+    return (
+        f"{result.student_us:.1f} us, {result.gbps(result.student_us):.0f} GB/s: {result.ratio:.2f}x the reference's time "
+        f"({result.reference_us:.1f} us)"
+    )
+
+
+def summary(grade: Grade) -> str:
+    """The overall outcome in one paragraph, first what a student must know."""
+    lines = [f"{grade.assignment}: {grade.score:g} of {grade.max_score:g} points ({grade.status})"]
+    if grade.message:
+        lines.append(grade.message)
+    lines += grade.findings
+    lines.append(_where(grade))
+    return "\n".join(lines)
+
+
+def _where(grade: Grade) -> str:
+    facts = grade.environment
+    gpu = facts.get("gpu", "")
+    if grade.backend == "cpu":
+        return f"Kernels ran on kernellab's CPU backend ({gpu}); hidden-case seed {grade.seed}."
+    details = ", ".join(f"{key} {facts[key]}" for key in ("driver", "sm_clock", "memory_clock") if facts.get(key))
+    return f"Graded on {gpu or 'an unknown GPU'} ({details}; CUDA {facts.get('cuda', '?')}); hidden-case seed {grade.seed}."
+
+
+def gradescope(grade: Grade) -> dict:
+    """Gradescope's autograder results.json: one test per entry, the summary as Markdown output."""
+    return {
+        "score": grade.score,
+        "execution_time": round(grade.seconds),
+        "output": summary(grade),
+        "output_format": "md",
+        "test_output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": entry.name,
+                "number": str(number),
+                "score": entry.points,
+                "max_score": entry.max_points,
+                "status": "passed" if entry.passed else "failed",
+                "output": f"{entry.verdict}\n{entry.output}".rstrip(),
+                "visibility": "visible",
+            }
+            for number, entry in enumerate(entries(grade), start=1)
+        ],
+        "leaderboard": [
+            {"name": f"{result.case} {size_name(result.size)} (GB/s)", "value": round(result.gbps(result.student_us), 1), "order": "desc"}
+            for task in grade.tasks
+            for result in task.speed
+            if result.student_us and not result.problem
+        ],
+    }
+
+
+def prairielearn(grade: Grade) -> dict:
+    """PrairieLearn's external-grader results: score from 0 to 1, gradable false when not graded."""
+    return {
+        "gradable": grade.status != "not graded",
+        "score": grade.score / grade.max_score if grade.max_score else 0.0,
+        "message": summary(grade),
+        "output": "",
+        "tests": [
+            {
+                "name": entry.name,
+                "description": entry.verdict,
+                "points": entry.points,
+                "max_points": entry.max_points,
+                "message": entry.verdict,
+                "output": entry.output,
+            }
+            for entry in entries(grade)
+        ],
+    }
+
+
+def junit(grade: Grade) -> str:
+    """JUnit XML: a test suite per submission, a test case per entry, failures with their detail."""
+    rows = entries(grade)
+    suites = ElementTree.Element("testsuites")
+    suite = ElementTree.SubElement(
+        suites,
+        "testsuite",
+        name=f"{grade.assignment}.{grade.student}",
+        tests=str(len(rows)),
+        failures=str(sum(not row.passed for row in rows)),
+        errors="1" if grade.status == "not graded" else "0",
+        time=f"{grade.seconds:.3f}",
+    )
+    if grade.status == "not graded":
+        error = ElementTree.SubElement(ElementTree.SubElement(suite, "testcase", classname=grade.assignment, name="grading"), "error")
+        error.set("message", "not graded")
+        error.text = grade.message
+    for row in rows:
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=f"{grade.assignment}.{row.task}", name=row.name, time=f"{row.seconds:.3f}"
+        )
+        if not row.passed:
+            failure = ElementTree.SubElement(case, "failure", message=row.verdict)
+            failure.text = row.output
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+
+
+def markdown(grade: Grade) -> str:
+    lines = [f"# {grade.assignment}: feedback for {grade.student}", "", *summary(grade).split("\n"), ""]
+    lines += ["| test | points | verdict |", "|---|---|---|"]
+    lines += [f"| {row.name} | {row.points:g} / {row.max_points:g} | {row.verdict} |" for row in entries(grade)]
+    speed_rows = speed_table(grade)
+    if speed_rows:
+        lines += ["", "## Speed", "", "| case | size | kernel | time (us) | GB/s |", "|---|---|---|---|---|"]
+        lines += [f"| {case} | {size} | {kernel} | {micros:.1f} | {gbps:.0f} |" for case, size, kernel, micros, gbps in speed_rows]
+    for row in entries(grade):
+        if row.output and not row.passed:
+            lines += ["", f"## {row.name}: {row.verdict}", "", "```", row.output, "```"]
+    return "\n".join(lines) + "\n"
+
+
+def speed_table(grade: Grade) -> list[tuple[str, str, str, float, float]]:
+    """(case, size, kernel, microseconds, GB/s) for the student, the reference and the copy kernel."""
+    rows = []
+    for task in grade.tasks:
+        for result in task.speed:
+            for kernel, micros, moved in (("yours", result.student_us, result.bytes),
+                                          ("reference", result.reference_us, result.bytes),
+                                          (result.baseline or "baseline", result.baseline_us, result.bytes),
+                                          ("copy kernel, same size", result.copy_us, 8.0 * result.size)):
+                if micros:
+                    rows.append((result.case, size_name(result.size), kernel, micros, moved / (micros * 1e3)))
+    return rows
+
+
+def speed_chart(grade: Grade) -> str:
+    """A bar chart of the speed table's GB/s as a PNG data URI, or '' when nothing was timed."""
+    rows = speed_table(grade)
+    if not rows:
+        return ""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    labels = [f"{case}\n{size}" for case, size, _kernel, _micros, _gbps in rows if _kernel == "yours"]
+    kernels = tuple(dict.fromkeys(kernel for _case, _size, kernel, _micros, _gbps in rows))
+    figure, axes = pyplot.subplots(figsize=(max(6, 1.8 * len(labels)), 3.6))
+    width = 0.8 / len(kernels)
+    for offset, kernel in enumerate(kernels):
+        values = [gbps for _case, _size, name, _micros, gbps in rows if name == kernel]
+        axes.bar([index + offset * width for index in range(len(values))], values, width, label=kernel)
+    axes.set_xticks([index + width for index in range(len(labels))], labels, fontsize=8)
+    axes.set_ylabel("GB/s (bytes read + written)")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    pyplot.close(figure)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def html_page(grade: Grade) -> str:
+    rows = entries(grade)
+    table = "".join(
+        f'<tr class="{"pass" if row.passed else "fail"}"><td>{html.escape(row.name)}</td>'
+        f"<td>{row.points:g} / {row.max_points:g}</td><td>{html.escape(row.verdict)}</td></tr>"
+        for row in rows
+    )
+    details = "".join(
+        f"<h2>{html.escape(row.name)}: {html.escape(row.verdict)}</h2><pre>{html.escape(row.output)}</pre>"
+        for row in rows
+        if row.output and not row.passed
+    )
+    title = f"{grade.assignment}: feedback for {grade.student}"
+    chart_uri = speed_chart(grade)
+    chart = f'<h2>Speed</h2><img alt="GB/s of your kernels, the reference and a copy kernel" src="{chart_uri}">' if chart_uri else ""
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html.escape(title)}</title><style>"
+        "body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.3em .6em}tr.pass td:last-child{color:#070}"
+        "tr.fail td:last-child{color:#a00}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}"
+        f"</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(summary(grade)).replace(chr(10), '<br>')}</p>"
+        f"<table><tr><th>test</th><th>points</th><th>verdict</th></tr>{table}</table>{chart}{details}</body></html>\n"
+    )
+
+
+def write_all(grade: Grade, folder: Path) -> None:
+    """Every report of `grade` in `folder`; grade.json last, each file replaced atomically, so a
+    folder with a grade.json holds a complete set (batch resumption relies on it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    outputs = {
+        PRAIRIELEARN_FILE: json.dumps(prairielearn(grade), indent=2) + "\n",
+        JUNIT_FILE: junit(grade),
+        MARKDOWN_FILE: markdown(grade),
+        HTML_FILE: html_page(grade),
+    }
+    # Gradescope reads a results.json as a score: a submission that could not be graded gets
+    # none, so the autograder run shows as failed instead of as a zero.
+    if grade.status != "not graded":
+        outputs[GRADESCOPE_FILE] = json.dumps(gradescope(grade), indent=2) + "\n"
+    else:
+        (folder / GRADESCOPE_FILE).unlink(missing_ok=True)
+    outputs[GRADE_FILE] = grade.to_json()
+    for name, text in outputs.items():
+        write_atomically(folder / name, text)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "w", encoding="utf-8") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, path)

@@ -1,0 +1,104 @@
+"""Run one untrusted program: its own process group, a wall-clock limit, bounded output.
+
+A test executable built from student code may hang, fork, or print without end. Each run gets
+a fresh process (a CUDA error poisons a context for every later call), its whole process group
+is killed at the time limit, and only the head and tail of its output are kept.
+"""
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Output kept from each end of a run's output; the middle is dropped and counted.
+OUTPUT_KEPT_BYTES = 32 << 10
+# Variables of the grader's environment a test executable may see; nothing else leaks into it.
+PASSED_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TMPDIR")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    exit_code: int | None  # None when it was killed at the time limit
+    timed_out: bool
+    seconds: float
+    output: str
+
+    @property
+    def signal_name(self) -> str:
+        """'SIGSEGV' for a run a signal ended, '' otherwise."""
+        if self.exit_code is None or self.exit_code >= 0:
+            return ""
+        try:
+            return signal.Signals(-self.exit_code).name
+        except ValueError:
+            return f"signal {-self.exit_code}"
+
+
+class _BoundedOutput:
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, block: bytes) -> None:
+        room = OUTPUT_KEPT_BYTES - len(self.head)
+        if room > 0:
+            self.head += block[:room]
+            block = block[room:]
+        self.tail += block
+        if len(self.tail) > OUTPUT_KEPT_BYTES:
+            cut = len(self.tail) - OUTPUT_KEPT_BYTES
+            self.dropped += cut
+            del self.tail[:cut]
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes of output left out ...]\n".encode() if self.dropped else b""
+        return bytes(self.head + middle + self.tail).decode("utf-8", errors="replace")
+
+
+def run(
+    command: Sequence[str], cwd: Path, timeout_s: float, environment: Mapping[str, str] = {}
+) -> RunOutcome:
+    """Run `command` in `cwd` with only the passed-through and the given environment variables."""
+    env = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
+    env.update(HOME=str(cwd), **environment)
+    started = time.monotonic()
+    process = subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    output = _BoundedOutput()
+    reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        # Whatever it left behind in its group goes too (a forked child, a spinning kernel's host).
+        _kill_group(process.pid)
+        process.wait()
+    reader.join(timeout=5)
+    return RunOutcome(None if timed_out else process.returncode, timed_out, time.monotonic() - started, output.text())
+
+
+def _drain(stream, output: _BoundedOutput) -> None:
+    while block := stream.read1(1 << 16):
+        output.add(block)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
