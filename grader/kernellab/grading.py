@@ -120,6 +120,8 @@ class Grade:
     hidden_sizes: tuple[int, ...] = ()
     environment: dict = field(default_factory=dict)
     seconds: float = 0.0
+    # Seconds per stage ("build", "tests", "speed"): where grading time goes.
+    stages: dict = field(default_factory=dict)
 
     @property
     def score(self) -> float:
@@ -283,8 +285,9 @@ def grade_submission(run: GradingRun, submission: Path, student: str, job: Path)
     except SubmissionRejected as rejection:
         tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in run.assignment.tasks)
         return Grade(status="rejected", message=rejection.message, tasks=tasks, seconds=time.monotonic() - started, **base)
+    stages: dict[str, float] = {}
     try:
-        tasks, findings = _grade_files(run, intake, job)
+        tasks, findings = _grade_files(run, intake, job, stages)
     except (GradingError, InputError, OSError) as error:
         message = error.message if isinstance(error, InputError) else str(error)
         return Grade(status="not graded", message=message, files=intake.files, seconds=time.monotonic() - started, **base)
@@ -295,16 +298,21 @@ def grade_submission(run: GradingRun, submission: Path, student: str, job: Path)
         ignored=intake.ignored,
         findings=findings,
         seconds=time.monotonic() - started,
+        stages={stage: round(seconds, 1) for stage, seconds in stages.items()},
         **base,
     )
 
 
-def _grade_files(run: GradingRun, intake: Intake, job: Path) -> tuple[tuple[TaskGrade, ...], tuple[str, ...]]:
+def _grade_files(
+    run: GradingRun, intake: Intake, job: Path, stages: dict[str, float]
+) -> tuple[tuple[TaskGrade, ...], tuple[str, ...]]:
     assignment = run.assignment
     solution = job / "submission"
     findings = forbidden_in_sources(solution, assignment.grading.forbidden)
     targets = tested(assignment)
+    started = time.monotonic()
     built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), run.cmake_args)
+    stages["build"] = time.monotonic() - started
     results: dict[tuple[str, str], GroupResult] = {}
     runnable = [(tests, group) for tests in targets if built[tests] is None for group in run.active_groups()]
     for tests in targets:
@@ -318,8 +326,10 @@ def _grade_files(run: GradingRun, intake: Intake, job: Path) -> tuple[tuple[Task
         tests, group = job_key
         return job_key, run_group(run, job, tests, group)
 
+    started = time.monotonic()
     with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         results.update(pool.map(run_one, runnable))
+    stages["tests"] = time.monotonic() - started
     symbol_findings = forbidden_in_binaries(assignment, job / "build", targets, assignment.grading.forbidden)
     grades = []
     for task in assignment.tasks:
@@ -328,7 +338,9 @@ def _grade_files(run: GradingRun, intake: Intake, job: Path) -> tuple[tuple[Task
             continue
         groups = tuple(results[(task.tests, group)] for group in run.active_groups())
         grades.append(score_task(assignment, task, groups, findings + symbol_findings.get(task.tests, ())))
+    started = time.monotonic()
     grades = add_speed(run, job, grades, built.get(SPEED_TARGET))
+    stages["speed"] = time.monotonic() - started
     all_findings = findings + tuple(finding for found in symbol_findings.values() for finding in found)
     return tuple(grades), tuple(dict.fromkeys(all_findings))
 
