@@ -1,0 +1,77 @@
+"""The batch: which submissions it finds, and that killing it at any moment loses and duplicates
+nothing. Grading itself is replaced by a quick stand-in here (the end-to-end test grades for real):
+what is under test is the batch's bookkeeping, in a real process killed with SIGKILL."""
+
+import csv
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import REAL_ROOT, write_files
+from kernellab.batch import find_submissions
+from kernellab.errors import InputError
+
+# Runs `kernellab` with grade_submission replaced by a stand-in that takes a little time and
+# gives each student a score that depends only on the name.
+STAND_IN = """
+import sys, time
+sys.path.insert(0, {grader!r})
+from kernellab import batch
+from kernellab.grading import Grade, TaskGrade
+
+def grade_submission(run, submission, student, job):
+    time.sleep(0.03)
+    points = sum(map(ord, student)) % 11
+    return Grade(student=student, assignment=run.assignment.id, backend=run.backend, status="graded",
+                 tasks=(TaskGrade("copy", "Copies", points, 10),), seed=run.seed)
+
+batch.grade_submission = grade_submission
+from kernellab.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def batch_command(submissions: Path, out: Path) -> list[str]:
+    script = STAND_IN.format(grader=str(REAL_ROOT / "grader"))
+    return [sys.executable, "-c", script, "--root", str(REAL_ROOT), "batch", str(submissions),
+            "--assignment", "pbb", "--out", str(out), "--jobs", "2", "--backend", "cuda"]
+
+
+def test_submissions_are_folders_and_archives_named_by_student(tmp_path):
+    write_files(tmp_path, {"alice/x.cu.h": "", "bob.zip": "", "carol.tar.gz": "", "notes.txt": "", ".hidden/x": ""})
+    assert {name: path.name for name, path in find_submissions(tmp_path).items()} == {
+        "alice": "alice", "bob": "bob.zip", "carol": "carol.tar.gz"}
+    write_files(tmp_path, {"alice.zip": ""})
+    with pytest.raises(InputError, match="two submissions for alice"):
+        find_submissions(tmp_path)
+
+
+def test_a_batch_killed_twenty_times_ends_with_the_gradebook_of_an_uninterrupted_run(tmp_path):
+    submissions = tmp_path / "submissions"
+    for index in range(40):
+        (submissions / f"student{index:02d}").mkdir(parents=True)
+    reference = tmp_path / "uninterrupted"
+    subprocess.run(batch_command(submissions, reference), check=True, capture_output=True)
+    expected = (reference / "grades.csv").read_text()
+
+    out = tmp_path / "killed"
+    chooser = random.Random(7)
+    for _ in range(20):
+        process = subprocess.Popen(batch_command(submissions, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(chooser.uniform(0.3, 1.5))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        # Whatever the moment, every grade.json there is complete and readable.
+        for grade_file in out.glob("students/*/grade.json"):
+            assert json.loads(grade_file.read_text())["status"] == "graded"
+    finished = subprocess.run(batch_command(submissions, out), capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert (out / "grades.csv").read_text() == expected
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert len(rows) == 40 == len({row["student"] for row in rows})
