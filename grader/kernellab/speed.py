@@ -173,3 +173,24 @@ def _score(case: SpeedCase, size: int, student: _Timing, reference: _Timing) -> 
 
 def _median(values: list[float] | None) -> float | None:
     return statistics.median(values) if values else None
+
+
+def local_table(cases: Sequence[SpeedCase], program: Path, work: Path) -> list[tuple[str, int, str, float, float]]:
+    """(case, size, kernel, microseconds, GB/s) of each case and its baselines, timed once on this
+    machine's GPU: the student's own speed table (the grader's scores compare with the reference)."""
+    work.mkdir(parents=True, exist_ok=True)
+    timing = _Timing({}, {}, {}, [])
+    names = sorted({case.case for case in cases})
+    baselines = sorted({COPY_BASELINE} | {case.baseline for case in cases if case.baseline})
+    _run(program, [*names, *baselines], sorted({size for case in cases for size in case.sizes}), 1,
+         work / "speed.jsonl", timing)
+    rows = []
+    for case in cases:
+        for size in case.sizes:
+            for kernel in (case.case, case.baseline, COPY_BASELINE):
+                micros = _median(timing.micros.get((kernel, size)))
+                if kernel and micros:
+                    rows.append((case.case, size, kernel, micros, timing.bytes[(kernel, size)] / (micros * 1e3)))
+    if timing.problems:
+        raise SpeedError("; ".join(timing.problems))
+    return rows

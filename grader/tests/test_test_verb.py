@@ -522,7 +522,7 @@ def test_cmake_args_come_last_in_the_configure_command(tmp_path: Path, monkeypat
 @pytest.mark.skipif(shutil.which("cmake") is None or not has_nvcc(), reason="needs nvcc and cmake")
 def test_the_skeleton_copy_tests_build_and_run_for_real(tmp_path: Path, capsys):
     build_dir = tmp_path / "build"
-    argv = ["--root", str(REAL_ROOT), "test", "--build-dir", str(build_dir), "--tests", "copy"]
+    argv = ["--root", str(REAL_ROOT), "test", "--assignment", "pbb", "--build-dir", str(build_dir), "--tests", "copy"]
     exit_code = main(argv + ["--cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=90"])
     out = capsys.readouterr().out
     results = json.loads((build_dir / "results.json").read_text())
@@ -535,3 +535,13 @@ def test_the_skeleton_copy_tests_build_and_run_for_real(tmp_path: Path, capsys):
         assert "correctness: 0 of 0 points from tests that ran" in out
         assert "were skipped because this machine has no CUDA device" in out
         assert "passed" not in out
+
+
+def test_the_assignment_is_inferred_from_the_files_a_solution_folder_holds(tmp_path):
+    from kernellab.commands.test import choose_assignment
+
+    assert choose_assignment(REAL_ROOT, None, REAL_ROOT / "skeleton" / "pbb").id == "pbb"
+    assert choose_assignment(REAL_ROOT, None, REAL_ROOT / "skeleton" / "reduce").id == "reduce"
+    assert choose_assignment(REAL_ROOT, "reduce", REAL_ROOT / "skeleton" / "pbb").id == "reduce"
+    with pytest.raises(InputError, match="name the assignment with --assignment ID"):
+        choose_assignment(REAL_ROOT, None, tmp_path)

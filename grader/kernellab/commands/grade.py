@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernellab import cmake, environment
-from kernellab.commands.test import only_assignment
+from kernellab.commands.test import choose_assignment
 from kernellab.errors import display_path
 from kernellab.intake import ARCHIVE_SUFFIXES
-from kernellab.manifest import load_assignment
 
 if TYPE_CHECKING:
     from kernellab.grading import Grade, GradingRun
@@ -70,10 +69,12 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
     cmake.add_cmake_arg_option(parser)
 
 
-def grading_run(args: argparse.Namespace) -> "GradingRun":
+def grading_run(args: argparse.Namespace, submission: Path | None = None) -> "GradingRun":
+    """The grading run the options describe; a folder `submission` names its assignment by the
+    files it holds when --assignment does not."""
     from kernellab.grading import GradingRun
 
-    assignment = load_assignment(args.root, args.assignment or only_assignment(args.root))
+    assignment = choose_assignment(args.root, args.assignment, submission if submission and submission.is_dir() else None)
     backend = environment.choose_backend(args.backend, args.root)
     work = (args.work or args.root / "build" / "grader").resolve()
     return GradingRun(assignment, backend, work / assignment.id, args.seed, tuple(args.cmake_args))
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from kernellab import console, reports
     from kernellab.grading import grade_submission
 
-    grading = grading_run(args)
+    grading = grading_run(args, args.submission)
     student = student_name(args.submission)
     out = (args.out or Path("grades") / student).resolve()
     print(f"{grading.assignment.id}: grading {display_path(args.submission)} on the {grading.backend} backend", flush=True)

@@ -12,7 +12,7 @@ import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kernellab import cmake
+from kernellab import cmake, speed
 from kernellab.cmake import BUILD_FAILED, NO_GPU
 from kernellab.errors import InputError, display_path
 from kernellab.junit import failed_test_cases, first_failure
@@ -104,7 +104,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    assignment = load_assignment(args.root, args.assignment or only_assignment(args.root))
+    assignment = choose_assignment(args.root, args.assignment, args.solution)
     solution = check_solution(assignment, args.solution)
     tasks = select_tasks(assignment, args.tests)
     if args.timeout <= 0:
@@ -121,15 +121,57 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(format_report(results))
     print(f"results: {display_path(results_file)}; logs: {display_path(build_dir / 'logs')}")
+    print_speed_table(assignment, results, build_dir)
     return 0 if all(result.verdict in NOT_PROBLEMS for result in results) else 1
 
 
-def only_assignment(root: Path) -> str:
+def print_speed_table(assignment: Assignment, results: list[TaskResult], build_dir: Path) -> None:
+    """The speed of the [[speed]] cases of the tasks that passed, with the baselines, on this GPU."""
+    passed = {result.id for result in results if result.verdict == PASSED}
+    cases = [case for case in assignment.speed if case.task in passed]
+    if not cases:
+        return
+    if "KERNELLAB_BACKEND:STRING=cpu" in (build_dir / "CMakeCache.txt").read_text(errors="replace"):
+        print("\nno speed table: the CPU backend gives correctness only; speed needs a GPU")
+        return
+    target = f"{assignment.id}_speed"
+    built = cmake.run_logged(cmake.build_command(build_dir, target), build_dir / "logs" / "speed.build.log")
+    program = build_dir / "assignments" / assignment.id / target
+    if built.exit_code != 0 or not program.is_file():
+        print(f"\nno speed table: {target} did not build (see {display_path(build_dir / 'logs' / 'speed.build.log')})")
+        return
+    try:
+        rows = speed.local_table(cases, program, build_dir / "speed")
+    except speed.SpeedError as error:
+        print(f"\nno speed table: {error}")
+        return
+    cells = [("case", "size", "kernel", "time (us)", "GB/s")]
+    cells += [(case, str(size), kernel, f"{micros:.1f}", f"{gbps:.0f}") for case, size, kernel, micros, gbps in rows]
+    print("\nspeed on this GPU (median of the repetitions; the grader scores it against the reference's):")
+    print("\n".join(format_columns(cells)))
+
+
+def choose_assignment(root: Path, given: str | None, solution: Path | None) -> Assignment:
+    """The assignment named, else the only one, else the one whose required files `solution` holds."""
+    if given:
+        return load_assignment(root, given)
     assignment_ids = list_assignments(root)
-    if len(assignment_ids) != 1:
-        known = ", ".join(assignment_ids) or "none"
-        raise InputError(f"name the assignment with --assignment ID (assignments: {known})")
-    return assignment_ids[0]
+    if len(assignment_ids) == 1:
+        return load_assignment(root, assignment_ids[0])
+    assignments = [load_assignment(root, assignment_id) for assignment_id in assignment_ids]
+    matching = [assignment for assignment in assignments if solution is not None and _holds_required_files(assignment, solution)]
+    if len(matching) == 1:
+        return matching[0]
+    known = ", ".join(assignment_ids) or "none"
+    raise InputError(f"name the assignment with --assignment ID (assignments: {known})")
+
+
+def _holds_required_files(assignment: Assignment, folder: Path) -> bool:
+    aliases = assignment.files.aliases
+    return folder.is_dir() and all(
+        any((folder / name).is_file() for name in [required, *(alias for alias, canonical in aliases.items() if canonical == required)])
+        for required in assignment.files.required
+    )
 
 
 def check_solution(assignment: Assignment, given: Path | None) -> Path:
