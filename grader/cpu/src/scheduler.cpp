@@ -145,6 +145,8 @@ class BlockRunner {
     void releaseBarrier();
     void arriveAtCollective(Fiber& fiber);
     void computeResults(unsigned warp, unsigned members, Collective kind);
+    [[noreturn]] __attribute__((noinline, cold)) void reportMisuse(const Fiber& fiber, unsigned members,
+                                                                   const Fiber* other);
     [[noreturn]] void fail(FindingKind kind, Site site, const std::string& message) {
         throw Finding(kind, site.file, site.line, message);
     }
@@ -295,44 +297,22 @@ void BlockRunner::releaseBarrier() {
     }
 }
 
+// The fast path of every warp barrier and collective: bit operations on the warp's masks; the
+// messages of misuse are built out of line (reportMisuse).
 void BlockRunner::arriveAtCollective(Fiber& fiber) {
     const unsigned warp = fiber.linear / kWarp;
-    if ((fiber.mask & (1u << fiber.lane)) == 0) {
-        fail(FindingKind::CollectiveMisuse, fiber.site,
-             "lane " + std::to_string(fiber.lane) + " of warp " + std::to_string(warp) + " in " + where() + " calls "
-                 + collectiveName(fiber.collective) + " at " + at(fiber.site) + " with mask " + hexMask(fiber.mask)
-                 + ", which leaves out the calling lane itself");
-    }
+    const unsigned self = 1u << fiber.lane;
     const unsigned members = fiber.mask & warpLanes(warp);
-    if ((members & returned_[warp]) != 0) {
-        const unsigned gone = unsigned(__builtin_ctz(members & returned_[warp]));
-        fail(FindingKind::CollectiveMisuse, fiber.site,
-             "lane " + std::to_string(fiber.lane) + " of warp " + std::to_string(warp) + " in " + where() + " waits at "
-                 + collectiveName(fiber.collective) + " at " + at(fiber.site) + " for lane " + std::to_string(gone)
-                 + ", which has already returned (mask " + hexMask(fiber.mask) + ")");
-    }
     // Lanes of the mask already waiting must wait at the same kind of collective with the same
     // mask (comparing with one of them compares with all, since each was compared on arrival).
     const unsigned waiting = in_collective_[warp] & members;
-    if (waiting != 0) {
-        const Fiber& other = lane(warp, unsigned(__builtin_ctz(waiting)));
-        if (other.collective != fiber.collective) {
-            fail(FindingKind::CollectiveMisuse, fiber.site,
-                 "lanes of warp " + std::to_string(warp) + " in " + where() + " meet at different warp collectives: lane "
-                     + std::to_string(fiber.lane) + " at " + collectiveName(fiber.collective) + " at " + at(fiber.site)
-                     + ", lane " + std::to_string(other.lane) + " at " + collectiveName(other.collective) + " at "
-                     + at(other.site));
-        }
-        if (other.mask != fiber.mask) {
-            fail(FindingKind::CollectiveMisuse, fiber.site,
-                 "lanes of warp " + std::to_string(warp) + " in " + where() + " call " + collectiveName(fiber.collective)
-                     + " with different masks: lane " + std::to_string(fiber.lane) + " with " + hexMask(fiber.mask)
-                     + " at " + at(fiber.site) + ", lane " + std::to_string(other.lane) + " with " + hexMask(other.mask)
-                     + " at " + at(other.site));
-        }
+    const Fiber* other = waiting != 0 ? &lane(warp, unsigned(__builtin_ctz(waiting))) : nullptr;
+    if ((fiber.mask & self) == 0 || (members & returned_[warp]) != 0
+        || (other != nullptr && (other->collective != fiber.collective || other->mask != fiber.mask))) {
+        reportMisuse(fiber, members, other);
     }
-    in_collective_[warp] |= 1u << fiber.lane;
-    if ((waiting | (1u << fiber.lane)) != members) { return; }  // not all there yet
+    in_collective_[warp] |= self;
+    if ((waiting | self) != members) { return; }  // not all there yet
     in_collective_[warp] &= ~members;
     if (fiber.collective != Collective::SyncWarp) { computeResults(warp, members, fiber.collective); }
     for (auto l = order_->lanes.rbegin(); l != order_->lanes.rend(); ++l) {
@@ -340,6 +320,29 @@ void BlockRunner::arriveAtCollective(Fiber& fiber) {
         lane(warp, *l).state = State::Ready;
         pushFront(warp * kWarp + *l);
     }
+}
+
+void BlockRunner::reportMisuse(const Fiber& fiber, unsigned members, const Fiber* other) {
+    const unsigned warp = fiber.linear / kWarp;
+    const std::string who = "lane " + std::to_string(fiber.lane) + " of warp " + std::to_string(warp) + " in " + where();
+    const std::string what = std::string(collectiveName(fiber.collective)) + " at " + at(fiber.site);
+    if ((fiber.mask & (1u << fiber.lane)) == 0) {
+        fail(FindingKind::CollectiveMisuse, fiber.site,
+             who + " calls " + what + " with mask " + hexMask(fiber.mask) + ", which leaves out the calling lane itself");
+    }
+    if ((members & returned_[warp]) != 0) {
+        fail(FindingKind::CollectiveMisuse, fiber.site,
+             who + " waits at " + what + " for lane " + std::to_string(__builtin_ctz(members & returned_[warp]))
+                 + ", which has already returned (mask " + hexMask(fiber.mask) + ")");
+    }
+    if (other->collective != fiber.collective) {
+        fail(FindingKind::CollectiveMisuse, fiber.site,
+             who + " reaches " + what + " while lane " + std::to_string(other->lane) + " of its mask waits at "
+                 + collectiveName(other->collective) + " at " + at(other->site));
+    }
+    fail(FindingKind::CollectiveMisuse, fiber.site,
+         who + " calls " + what + " with mask " + hexMask(fiber.mask) + ", lane " + std::to_string(other->lane)
+             + " with " + hexMask(other->mask) + " at " + at(other->site) + ": all lanes of a mask must pass the same mask");
 }
 
 void BlockRunner::computeResults(unsigned warp, unsigned members, Collective kind) {
