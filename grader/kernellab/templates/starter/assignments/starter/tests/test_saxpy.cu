@@ -12,7 +12,8 @@ using kernellab::DeviceBuffer;
 
 namespace {
 
-std::vector<float> randomFloats(size_t n, uint64_t seed) {
+/** Random small integers as floats: every sum and product the test makes of them is exact. */
+std::vector<float> smallIntegerFloats(size_t n, uint64_t seed) {
     const auto ints = kernellab::randomInts(n, seed, -1000, 1000);
     return std::vector<float>(ints.begin(), ints.end());
 }
@@ -23,12 +24,12 @@ TEST_CASE("saxpy sets y to a * x + y for every element and writes nothing past t
     const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed  = 7000 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
 
     // Small integers: every result is exact in float, so the comparison can be exact too.
     const float a = 3.0f;
-    const auto x = randomFloats(n, seed);
-    auto y = randomFloats(n, seed + 1);
+    const auto x = smallIntegerFloats(n, seed);
+    auto y = smallIntegerFloats(n, seed + 1);
     std::vector<float> expected(n);
     for (uint32_t i = 0; i < n; i++) { expected[i] = a * x[i] + y[i]; }
     // One poisoned block after the end of y: a thread past n that writes shows up there.
