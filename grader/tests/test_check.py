@@ -151,14 +151,16 @@ def test_exit_codes_distinguish_failed_from_not_run():
 
 
 def test_without_a_gpu_the_cpu_backend_runs_the_kernels_when_there_is_one(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(check, "gpu_present", lambda: False)
-    assert check.kernel_backend(tmp_path) == (False, "no GPU and no CPU backend: kernels do not run here", [])
+    monkeypatch.setattr(check.environment, "gpus", lambda: [])
+    assert check.kernel_backend("auto", tmp_path) == (False, "no GPU: kernels do not run here", [])
     (tmp_path / "grader" / "cpu").mkdir(parents=True)
     (tmp_path / "grader" / "cpu" / "CMakeLists.txt").write_text("")
-    cpu_backend = (True, "no GPU: kernels run on the CPU backend", ["-DKERNELLAB_BACKEND=cpu"])
-    assert check.kernel_backend(tmp_path) == cpu_backend
-    monkeypatch.setattr(check, "gpu_present", lambda: True)
-    assert check.kernel_backend(tmp_path) == (True, "kernels run on the GPU", [])
+    cpu_backend = (True, "kernels run on the CPU backend", ["-DKERNELLAB_BACKEND=cpu"])
+    assert check.kernel_backend("auto", tmp_path) == cpu_backend
+    assert check.kernel_backend("cuda", tmp_path) == (False, "no GPU: kernels do not run here", [])
+    monkeypatch.setattr(check.environment, "gpus", lambda: [{"name": "a GPU"}])
+    assert check.kernel_backend("auto", tmp_path) == (True, "kernels run on the GPU", [])
+    assert check.kernel_backend("cpu", tmp_path) == cpu_backend
 
 
 def test_the_report_is_one_table_with_long_details_below():

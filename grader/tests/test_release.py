@@ -146,7 +146,7 @@ def test_the_unpacked_handout_builds_and_its_self_check_fails_a_missing_stub(pbb
     # kernels run on the GPU, else on the CPU backend (the handout's own), else not at all; nvcc
     # builds for one architecture.
     task = next(task for task in PBB.tasks if task.id == "reduce-block")
-    runs_kernels, backend, backend_args = kernel_backend(tmp_path / "kernellab-pbb")
+    runs_kernels, backend, backend_args = kernel_backend("auto", tmp_path / "kernellab-pbb")
     architecture = "native" if has_gpu() else "75-real"
     cmake_args = backend_args or [f"-DCMAKE_CUDA_ARCHITECTURES={architecture}"]
     arguments = ["--tests", task.tests, *(f"--cmake-arg={argument}" for argument in cmake_args)]

@@ -8,13 +8,12 @@ import argparse
 import json
 import re
 import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernellab import cmake
+from kernellab import cmake, environment
 from kernellab.bundle import archive_members, audit, bundle_name, handout_path, self_check, unpack
 from kernellab.cmake import NO_GPU
 from kernellab.commands import wrong
@@ -31,9 +30,6 @@ DEFAULT_TOTAL_POINTS = 100
 DETAIL_WIDTH = 80
 # A test executable may run this long in a check before it counts as timed out.
 TEST_TIMEOUT_S = cmake.TEST_TIMEOUT_S
-# The CPU backend (grader/cpu) runs the GPU tests without a GPU, selected by this CMake option.
-CPU_BACKEND_DIR = "grader/cpu"
-CPU_BACKEND_CMAKE_ARG = "-DKERNELLAB_BACKEND=cpu"
 
 EXIT_CODES = """\
 exit codes:
@@ -41,7 +37,7 @@ exit codes:
   1  some check FAILED
   2  usage or input error: an unknown assignment, a manifest that does not load, cmake missing
   3  no check failed, but some did not run here ("not run: no GPU"): run it again on a machine
-     with an NVIDIA GPU (or with the CPU backend) before releasing
+     with an NVIDIA GPU, or with --backend cpu, before releasing
 """
 
 
@@ -106,6 +102,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         type=Path,
         help="work directory, reused so that only what changed is rebuilt (default: build/check-<ID>)",
     )
+    parser.add_argument(
+        "--backend",
+        choices=environment.BACKENDS,
+        default="auto",
+        help="where kernels run: 'cuda' (a GPU), 'cpu' (kernellab's CPU backend) or 'auto' (the GPU when "
+        "there is one, else the CPU backend when there is one; default)",
+    )
     cmake.add_cmake_arg_option(parser)
     return parser
 
@@ -113,7 +116,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     assignment = load_assignment(args.root, args.assignment)
     work = (args.build_dir or args.root / "build" / f"check-{assignment.id}").resolve()
-    runs_kernels, backend, backend_args = kernel_backend(args.root)
+    runs_kernels, backend, backend_args = kernel_backend(args.backend, args.root)
     context = Context(assignment, work, list(args.cmake_args) + backend_args, args.points, runs_kernels, backend)
     print(f"{assignment.id}: checking in {display_path(work)} ({backend})", flush=True)
     rows = [(check.name, run_check(check, context)) for check in CHECKS]
@@ -122,21 +125,13 @@ def run(args: argparse.Namespace) -> int:
     return exit_code([verdict for _, verdict in rows])
 
 
-def kernel_backend(root: Path) -> tuple[bool, str, list[str]]:
+def kernel_backend(requested: str, root: Path) -> tuple[bool, str, list[str]]:
     """(whether kernels run here, what runs them, the CMake arguments that select it)."""
-    if gpu_present():
+    if environment.choose_backend(requested, root) == "cpu":
+        return True, "kernels run on the CPU backend", ["-DKERNELLAB_BACKEND=cpu"]
+    if environment.gpus():
         return True, "kernels run on the GPU", []
-    if (root / CPU_BACKEND_DIR / "CMakeLists.txt").is_file():
-        return True, "no GPU: kernels run on the CPU backend", [CPU_BACKEND_CMAKE_ARG]
-    return False, "no GPU and no CPU backend: kernels do not run here", []
-
-
-def gpu_present() -> bool:
-    try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return listed.returncode == 0 and "GPU " in listed.stdout
+    return False, "no GPU: kernels do not run here", []
 
 
 def run_check(check: Check, context: Context) -> Verdict:
