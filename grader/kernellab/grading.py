@@ -132,11 +132,14 @@ class Grade:
         return round(sum(task.max_points for task in self.tasks), 2)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2) + "\n"
+        """The grade with its total and maximum first, for whoever reads the file."""
+        return json.dumps({"score": self.score, "max_score": self.max_score, **asdict(self)}, indent=2) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> "Grade":
         data = json.loads(text)
+        for total in ("score", "max_score"):
+            data.pop(total, None)
         data["tasks"] = tuple(
             TaskGrade(
                 **{
