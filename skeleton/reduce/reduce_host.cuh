@@ -18,10 +18,6 @@
 #include <cuda_runtime.h>
 #include "reduce_kernels.cuh"
 
-/** Vec4 loads in flight per thread and loop iteration in rung 7: 16 elements of 4 bytes. A build may override it. */
-#ifndef COARSE_FACTOR
-#define COARSE_FACTOR (4)
-#endif
 /** The largest chunk of consecutive elements per thread and tile in rung 8 (odd: see reduceOrdered). */
 #define ORDERED_MAX_CHUNK (7)
 
@@ -193,7 +189,7 @@ void reduceCoarsened(uint32_t block, uint64_t n, typename OP::Elem* d_out, const
                      typename OP::Elem* d_scratch) {
     static_assert(OP::commutative, "rung 7 reads the elements of a block grid-stride, out of order");
     checkReduceArguments("reduceCoarsened", block, n, d_out, d_in, d_scratch);
-    reduceCoarsenedKernel<OP, COARSE_FACTOR>
+    reduceCoarsenedKernel<OP>
         <<<reduceCoarsenedBlocks(n, block), block, (block / WARP) * sizeof(typename OP::Elem)>>>(
             d_out, d_in, n, d_scratch + n, reduceTicket());
     checkCudaCall(cudaGetLastError(), "reduceCoarsened's launch");

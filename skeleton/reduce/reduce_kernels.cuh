@@ -225,8 +225,8 @@ __global__ void reduceInterleavedKernel(typename OP::Elem* d_partials, typename 
 /** Shared memory of the block, as elements of type T (the launch gives its size). */
 template<class T>
 __device__ inline T* sharedElems() {
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    return reinterpret_cast<T*>(shared_bytes);
+    extern __shared__ uint4 shared_words[];  // uint4: aligned for any element type up to 16 bytes
+    return reinterpret_cast<T*>(shared_words);
 }
 
 /**
@@ -279,6 +279,21 @@ __global__ void reduceShuffleKernel(typename OP::Elem* d_partials, const typenam
     if (threadIdx.x == 0) { d_partials[blockIdx.x] = value; }
 }
 
+/** Vec4 loads in flight per thread and loop iteration in rung 7: 16 elements of 4 bytes. A build may override it. */
+#ifndef COARSE_FACTOR
+#define COARSE_FACTOR (4)
+#endif
+
+/**
+ * Blocks of 1024 threads that rung 7's launch bounds ask to fit one multiprocessor: 2 (32 registers
+ * a thread) where a multiprocessor holds 2048 threads, 1 on Turing (sm_75), which holds 1024.
+ */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define COARSENED_MIN_BLOCKS (1)
+#else
+#define COARSENED_MIN_BLOCKS (2)
+#endif
+
 /** Four consecutive elements, read from global memory with one 16-byte load. */
 template<class T>
 struct alignas(4 * sizeof(T)) Vec4 {
@@ -307,9 +322,12 @@ struct alignas(4 * sizeof(T)) Vec4 {
  *    partial is there, reduces them, and resets the ticket. Why: the whole job takes one launch,
  *    where CUB's DeviceReduce takes two, which shows on small arrays, and no launch is needed to
  *    set `*d_out` before atomic updates either.
+ * The launch bounds (up to 1024 threads, 2 such blocks per multiprocessor) hold the kernel to 32
+ * registers, so that the grid of reduceCoarsenedBlocks, every thread a multiprocessor holds, is
+ * resident at once: a block that waits for a free multiprocessor would finish its share last.
  */
-template<class OP, uint32_t COARSE_FACTOR>
-__global__ void reduceCoarsenedKernel(typename OP::Elem* d_out, const typename OP::Elem* d_in, const uint64_t n,
+template<class OP>
+__global__ void __launch_bounds__(1024, COARSENED_MIN_BLOCKS) reduceCoarsenedKernel(typename OP::Elem* d_out, const typename OP::Elem* d_in, const uint64_t n,
                                       typename OP::Elem* d_partials, uint32_t* d_ticket) {
 }
 

@@ -76,7 +76,7 @@ template<> struct Model<Min<int32_t>> {
 };
 template<> struct Model<MatMul> {
     static std::vector<Mat2> inputs(size_t n, uint64_t seed) {
-        std::mt19937_64 gen(seed);
+        std::mt19937_64 gen(kernellab::generatorSeed(seed));
         std::vector<Mat2> xs(n);
         for (auto& m : xs) { m = Mat2{uint32_t(gen()), uint32_t(gen()), uint32_t(gen()), uint32_t(gen())}; }
         return xs;
@@ -175,7 +175,7 @@ inline uint64_t segmentPassesHeight(uint64_t n, uint32_t segment) {
         const uint32_t n = GENERATE(from_range(kernellab::hostileSizes()));                                \
         const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));                              \
         const uint64_t seed = 100 + n;                                                                     \
-        CAPTURE(n, block, seed);                                                                           \
+        KL_CAPTURE(n, block, seed);                                                                           \
         reduce_test::checkExact<OP>(WRAPPER<OP>, n, block, seed);                                          \
     }                                                                                                      \
     TEST_CASE(#WRAPPER " sums random floats within the error bound of its tree", TAG) {                    \
@@ -183,6 +183,6 @@ inline uint64_t segmentPassesHeight(uint64_t n, uint32_t segment) {
         const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));                              \
         const float lo = GENERATE(-1.0f, 0.5f);                                                            \
         const uint64_t seed = 200 + n, height = reduce_test::segmentPassesHeight(n, SEGMENT);              \
-        CAPTURE(n, block, lo, seed, height);                                                               \
+        KL_CAPTURE(n, block, lo, seed, height);                                                               \
         reduce_test::checkFloatSum(WRAPPER<Add<float>>, n, block, seed, height, lo, 1.0f);                 \
     }

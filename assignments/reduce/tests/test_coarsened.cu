@@ -7,7 +7,7 @@ TEMPLATE_TEST_CASE("reduceCoarsened reduces every size with every block size", "
     const uint32_t n = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed = 300 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     reduce_test::checkExact<OP>(reduceCoarsened<OP>, n, block, seed);
 }
 
@@ -16,7 +16,7 @@ TEST_CASE("reduceCoarsened reduces an input that does not start on a 16-byte bou
     const size_t offset = GENERATE(1u, 2u, 3u);
     const uint32_t block = GENERATE(32u, 256u, 1024u);
     const uint64_t seed = 400 + n;
-    CAPTURE(n, offset, block, seed);
+    KL_CAPTURE(n, offset, block, seed);
     reduce_test::checkExact<Add<int32_t>>(reduceCoarsened<Add<int32_t>>, n, block, seed, offset);
 }
 
@@ -31,6 +31,6 @@ TEST_CASE("reduceCoarsened sums random floats within the error bound of its summ
     const uint64_t blocks = reduceCoarsenedBlocks(n, block), log_block = reduce_test::log2Of(block);
     const uint64_t per_thread = 4 * ((n + 4 * blocks * block - 1) / (4 * blocks * block)) + 1;
     const uint64_t height = per_thread + log_block + (blocks + block - 1) / block + log_block;
-    CAPTURE(n, block, lo, seed, blocks, height);
+    KL_CAPTURE(n, block, lo, seed, blocks, height);
     reduce_test::checkFloatSum(reduceCoarsened<Add<float>>, n, block, seed, height, lo, 1.0f);
 }

@@ -8,6 +8,6 @@ TEMPLATE_TEST_CASE("reduceOrdered reduces every size with every block size, in o
     const uint32_t n = GENERATE(from_range(kernellab::hostileSizes()));
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed = 600 + n;
-    CAPTURE(n, block, seed);
+    KL_CAPTURE(n, block, seed);
     reduce_test::checkExact<OP>(reduceOrdered<OP>, n, block, seed);
 }

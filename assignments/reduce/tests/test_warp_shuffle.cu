@@ -18,7 +18,7 @@ TEMPLATE_TEST_CASE("blockReduceShuffle combines the threads' values in thread or
     typedef typename OP::Elem T;
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed = GENERATE(1u, 2u, 3u);
-    CAPTURE(block, seed);
+    KL_CAPTURE(block, seed);
     const auto input = reduce_test::Model<OP>::inputs(block, seed);
     kernellab::DeviceBuffer<T> d_in(input), d_out(1);
     blockReduceShuffleKernel<OP><<<1, block, (block / WARP) * sizeof(T)>>>(d_out.data(), d_in.data());

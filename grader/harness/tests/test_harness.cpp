@@ -1,5 +1,6 @@
 // The harness's own tests: they need no GPU and run everywhere, CI included.
 #include <algorithm>
+#include <cmath>
 #include "kernellab/catch.hpp"
 #include "kernellab/compare.hpp"
 #include "kernellab/inputs.hpp"
@@ -47,4 +48,30 @@ TEST_CASE("randomFlags sets about one flag per mean segment length", "[harness]"
     const auto set = std::count(flags.begin(), flags.end(), 1);
     CHECK(set > 9000);
     CHECK(set < 11000);
+}
+
+TEST_CASE("summationErrorBound is gamma_h times the sum of magnitudes", "[harness]") {
+    const std::vector<float> values{1.0f, -2.0f, 3.0f, -4.0f};
+    const double u = std::ldexp(1.0, -24);
+    const double reference_part = 4 * std::ldexp(1.0, -53) / (1 - 4 * std::ldexp(1.0, -53)) * 10.0;
+    const double expected = 2 * u / (1 - 2 * u) * 10.0 + reference_part;
+    CHECK(std::fabs(summationErrorBound(values, 2) - expected) <= 1e-12 * expected);
+    CHECK(summationErrorBound(values, 4) > summationErrorBound(values, 2));
+}
+
+TEST_CASE("describeOutOfBound reports the first element past its bound, the difference and the bound", "[harness]") {
+    const std::vector<double> expected{1.0, 2.0, 3.0}, bound{0.5, 0.5, 0.5};
+    CHECK(describeOutOfBound(std::vector<float>{1.25f, 2.5f, 2.75f}, expected, bound, Layout{}).empty());
+    CHECK(describeOutOfBound(std::vector<float>{1.0f, 2.75f, 4.0f}, expected, bound, Layout{})
+          == "first element out of bound at index 1 (thread chosen by the host wrapper): device 2.75, host (float64) 2, "
+             "|difference| 0.75 > bound 0.5; 2 of 3 elements out of bound");
+    CHECK_FALSE(describeOutOfBound(std::vector<float>{std::nanf(""), 2.0f, 3.0f}, expected, bound, Layout{}).empty());
+}
+
+TEST_CASE("randomFloats is reproducible from its seed and stays in its range", "[harness]") {
+    const size_t n = GENERATE(1u, 1000u);
+    CAPTURE(n);
+    CHECK(randomFloats(n, 7, -1.0f, 1.0f) == randomFloats(n, 7, -1.0f, 1.0f));
+    const auto values = randomFloats(n, 3, 0.5f, 1.0f);
+    CHECK(std::all_of(values.begin(), values.end(), [](float v) { return v >= 0.5f && v < 1.0f; }));
 }
