@@ -185,12 +185,16 @@ class GradingRun:
             return {}
         return {"KERNELLAB_SEED": str(self.seed), "KERNELLAB_SIZES": ",".join(map(str, self.hidden_sizes))}
 
-    def expected_records(self, tests: str, group: str) -> Path:
-        """The reference's records for one test executable and group (built and run on first use)."""
+    def prepare_reference(self) -> None:
+        """Build the reference and record its results, once per grading run (later calls wait for it)."""
         with self._reference_lock:
             if not self._reference_ready:
                 self._run_reference()
                 self._reference_ready = True
+
+    def expected_records(self, tests: str, group: str) -> Path:
+        """The reference's records for one test executable and group."""
+        self.prepare_reference()
         return self.work / "reference-records" / f"{tests}.{group}.rec"
 
     @property
@@ -314,17 +318,18 @@ def _grade_files(
     findings = forbidden_in_sources(solution, assignment.grading.forbidden)
     targets = tested(assignment)
     started = time.monotonic()
-    built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), run.cmake_args)
-    stages["build"] = time.monotonic() - started
+    # The reference's runs use the GPU while the student's build uses the CPU.
+    with ThreadPoolExecutor(1) as background:
+        reference = background.submit(run.prepare_reference)
+        built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), run.cmake_args)
+        stages["build"] = time.monotonic() - started
+        reference.result()
     results: dict[tuple[str, str], GroupResult] = {}
     runnable = [(tests, group) for tests in targets if built[tests] is None for group in run.active_groups()]
     for tests in targets:
         if built[tests] is not None:
             for group in run.active_groups():
                 results[(tests, group)] = GroupResult(group, BUILD_FAILED, built[tests])
-    for (tests, group) in runnable:
-        run.expected_records(tests, group)  # the reference runs before the student's code
-
     def run_one(job_key: tuple[str, str]) -> tuple[tuple[str, str], GroupResult]:
         tests, group = job_key
         return job_key, run_group(run, job, tests, group)
