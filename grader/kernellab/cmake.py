@@ -14,8 +14,13 @@ from kernellab.errors import InputError
 # The exit code of a test executable that found no GPU and so ran no test.
 NO_GPU_EXIT_CODE = 77
 # The verdicts on a task's test executable that every verb words the same way.
+PASSED = "passed"
+FAILED = "FAILED"
 NO_GPU = "not run: no GPU"
 BUILD_FAILED = "build failed"
+TIMED_OUT = "timed out"
+# A crash's verdict names its signal: "crashed (signal 11, SIGSEGV)".
+CRASHED = "crashed"
 # A wrong version can hang a kernel; a run longer than this counts as a failure.
 TEST_TIMEOUT_S = 600
 

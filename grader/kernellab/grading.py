@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kernellab import cmake, environment, runner, speed
+from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
 from kernellab.intake import Intake, SubmissionRejected, take
 from kernellab.judge import TestCaseResult, by_test_case, judge
@@ -32,12 +33,6 @@ from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
 from kernellab.speed import SpeedResult
 
-PASSED = "passed"
-FAILED = "FAILED"
-BUILD_FAILED = cmake.BUILD_FAILED
-TIMED_OUT = "timed out"
-CRASHED = "crashed"
-NO_GPU = cmake.NO_GPU
 GROUPS = ("public", "hidden")
 # Compiling a submission: wall clock for the whole build, and memory per compiler process.
 BUILD_TIMEOUT_S = 900

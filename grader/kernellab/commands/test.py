@@ -13,17 +13,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kernellab import cmake, speed
-from kernellab.cmake import BUILD_FAILED, NO_GPU
+from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError, display_path
 from kernellab.junit import failed_test_cases, first_failure
 from kernellab.manifest import Assignment, Task, list_assignments, load_assignment
 from kernellab.table import format_columns, shortened
 
-PASSED = "passed"
-FAILED = "FAILED"
-TIMED_OUT = "timed out"
-# A crash's verdict names its signal: "crashed (signal 11, SIGSEGV)".
-CRASHED = "crashed"
 # Every other verdict is a problem of the solution: the command exits 1.
 NOT_PROBLEMS = (PASSED, NO_GPU)
 
