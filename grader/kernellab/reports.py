@@ -219,7 +219,7 @@ def speed_chart(grade: Grade) -> str:
     for offset, kernel in enumerate(kernels):
         values = [gbps for _case, _size, name, _micros, gbps in rows if name == kernel]
         axes.bar([index + offset * width for index in range(len(values))], values, width, label=kernel)
-    axes.set_xticks([index + width for index in range(len(labels))], labels, fontsize=8)
+    axes.set_xticks([index + width * (len(kernels) - 1) / 2 for index in range(len(labels))], labels, fontsize=8)
     axes.set_ylabel("GB/s (bytes read + written)")
     axes.legend(fontsize=8)
     figure.tight_layout()
