@@ -71,8 +71,9 @@ class DeviceMemory {
     };
 
     void* allocate(size_t bytes) {
-        void* memory = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
-        if (memory == nullptr) { return nullptr; }
+        // Exactly `bytes` (aligned as cudaMalloc's), so that AddressSanitizer sees every overrun.
+        void* memory = nullptr;
+        if (posix_memalign(&memory, 256, std::max<size_t>(bytes, 1)) != 0) { return nullptr; }
         std::memset(memory, kDevicePoison, bytes);
         std::lock_guard<std::mutex> lock(mutex_);
         allocations_[static_cast<unsigned char*>(memory)] = bytes;

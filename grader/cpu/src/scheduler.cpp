@@ -15,6 +15,10 @@
 #include <random>
 #include <sstream>
 #include <boost/context/detail/fcontext.hpp>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace kernellab::cpu {
 
@@ -31,7 +35,26 @@ constexpr size_t kStackBytes = 256 * 1024;  // AddressSanitizer's redzones make 
 #else
 constexpr size_t kStackBytes = 64 * 1024;
 #endif
+constexpr size_t kStackColors = 64 * 64;  // the stack tops' offsets (see run)
 constexpr unsigned char kSharedPoison = 0xCB;
+
+// AddressSanitizer must be told when the stack changes under it (a fiber switch) and which
+// shared memory is not allocated; in other builds these do nothing.
+#if defined(__SANITIZE_ADDRESS__)
+void startSwitch(void** fake_stack, const void* bottom, size_t bytes) { __sanitizer_start_switch_fiber(fake_stack, bottom, bytes); }
+void finishSwitch(void* fake_stack, const void** old_bottom, size_t* old_bytes) {
+    __sanitizer_finish_switch_fiber(fake_stack, old_bottom, old_bytes);
+}
+void poison(const void* address, size_t bytes) { ASAN_POISON_MEMORY_REGION(address, bytes); }
+void unpoison(const void* address, size_t bytes) { ASAN_UNPOISON_MEMORY_REGION(address, bytes); }
+constexpr size_t kSharedRedzone = 32;  // between shared variables, so that an overrun is caught
+#else
+void startSwitch(void**, const void*, size_t) {}
+void finishSwitch(void*, const void**, size_t*) {}
+void poison(const void*, size_t) {}
+void unpoison(const void*, size_t) {}
+constexpr size_t kSharedRedzone = 0;
+#endif
 
 enum class State : uint8_t { Ready, AtBarrier, InCollective, Exited };
 
@@ -73,14 +96,14 @@ std::string hexMask(unsigned mask) {
 class BlockRunner {
   public:
     BlockRunner() : fibers_(kMaxThreads), shared_(kSharedArenaBytes) {
-        const size_t page = size_t(sysconf(_SC_PAGESIZE));
-        stride_ = kStackBytes + page;
+        page_ = size_t(sysconf(_SC_PAGESIZE));
+        stride_ = kStackBytes + page_;
         void* memory = mmap(nullptr, stride_ * kMaxThreads, PROT_READ | PROT_WRITE,
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (memory == MAP_FAILED) { throw std::runtime_error("kernellab CPU backend: no memory for fiber stacks"); }
         stacks_ = static_cast<char*>(memory);
         for (unsigned i = 0; i < kMaxThreads; i++) {
-            mprotect(stacks_ + i * stride_, page, PROT_NONE);  // a stack overflow faults instead of corrupting
+            mprotect(stacks_ + i * stride_, page_, PROT_NONE);  // a stack overflow faults instead of corrupting
         }
     }
     ~BlockRunner() { munmap(stacks_, stride_ * kMaxThreads); }
@@ -121,14 +144,23 @@ class BlockRunner {
     /** Switches from the calling fiber (its context saved into `slot`) to the next ready one. */
     void switchToNext(fcontext::fcontext_t* slot, Fiber* self) {
         fcontext::fcontext_t target = main_;
+        const void* bottom = main_stack_bottom_;
+        size_t bytes = main_stack_bytes_;
         if (!failure_ && !queueEmpty()) {
             Fiber* next = &fibers_[pop()];
             if (next == self) { return; }  // released by its own arrival: runs on
             current_thread = next;
             target = next->context;
+            bottom = stackBottom(next->linear);
+            bytes = kStackBytes - kStackColors;
         }
-        saveSwitchedFrom(fcontext::jump_fcontext(target, slot));
+        void* fake_stack = nullptr;
+        startSwitch(slot == &discarded_ ? nullptr : &fake_stack, bottom, bytes);
+        const fcontext::transfer_t from = fcontext::jump_fcontext(target, slot);
+        finishSwitch(fake_stack, nullptr, nullptr);
+        saveSwitchedFrom(from);
     }
+    const char* stackBottom(unsigned linear) const { return stacks_ + linear * stride_ + page_; }
     // The threads ready to run: a barrier releases its threads to the back, a warp collective
     // its lanes to the front, so a warp runs on while it can and its fibers stay in cache.
     void push(unsigned linear) { queue_[queue_end_++ % kQueue] = linear; }
@@ -157,7 +189,10 @@ class BlockRunner {
     std::vector<unsigned char> shared_;
     char* stacks_ = nullptr;
     size_t stride_ = 0;
+    size_t page_ = 0;
     fcontext::fcontext_t main_ = nullptr;       // run()'s context while fibers run
+    const void* main_stack_bottom_ = nullptr;   // run()'s stack, for AddressSanitizer
+    size_t main_stack_bytes_ = 0;
     fcontext::fcontext_t discarded_ = nullptr;  // where a finished fiber's context goes
 
     const LaunchRequest* request_ = nullptr;
@@ -179,8 +214,13 @@ class BlockRunner {
 thread_local BlockRunner* BlockRunner::current = nullptr;
 
 void BlockRunner::fiberEntry(fcontext::transfer_t from) {
-    saveSwitchedFrom(from);
     BlockRunner* runner = current;
+    if (from.data == &runner->main_) {
+        finishSwitch(nullptr, &runner->main_stack_bottom_, &runner->main_stack_bytes_);
+    } else {
+        finishSwitch(nullptr, nullptr, nullptr);
+    }
+    saveSwitchedFrom(from);
     Fiber* self = static_cast<Fiber*>(current_thread);
     try {
         runner->request_->thread_body(runner->request_->closure);
@@ -201,7 +241,9 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
     threads_ = request.block.x * request.block.y * request.block.z;
     failure_.reset();
     static_shared_.clear();
-    shared_used_ = (request.dynamic_shared + 15) / 16 * 16;
+    shared_used_ = (request.dynamic_shared + 15) / 16 * 16 + kSharedRedzone;
+    poison(shared_.data(), shared_.size());
+    unpoison(shared_.data(), request.dynamic_shared);
     std::memset(shared_.data(), kSharedPoison, request.dynamic_shared);
 
     for (unsigned i = 0; i < threads_; i++) {
@@ -216,7 +258,7 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
         fiber.state = State::Ready;
         // Tops at different offsets within a page, or every fiber's frames would share cache sets.
         char* top = stacks_ + (i + 1) * stride_ - (i % 64) * 64;
-        fiber.context = fcontext::make_fcontext(top, kStackBytes - 4096, &BlockRunner::fiberEntry);
+        fiber.context = fcontext::make_fcontext(top, kStackBytes - kStackColors, &BlockRunner::fiberEntry);
     }
     queue_begin_ = queue_end_ = kQueue;
     for (unsigned linear : order.threads) { push(linear); }
@@ -229,7 +271,11 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
     // The fibers pass control among themselves and come back here when none is ready.
     Fiber& first = fibers_[pop()];
     current_thread = &first;
-    saveSwitchedFrom(fcontext::jump_fcontext(first.context, &main_));
+    void* fake_stack = nullptr;
+    startSwitch(&fake_stack, stackBottom(first.linear), kStackBytes - kStackColors);
+    const fcontext::transfer_t from = fcontext::jump_fcontext(first.context, &main_);
+    finishSwitch(fake_stack, nullptr, nullptr);
+    saveSwitchedFrom(from);
     current_thread = nullptr;
     if (failure_) { throw *failure_; }
     if (live_ > 0) { reportDeadlock(); }
@@ -429,8 +475,9 @@ void* BlockRunner::staticShared(Fiber* self, const void* key, size_t bytes, size
                         + std::to_string(maxSharedPerBlock()) + " a block can have");
     }
     void* address = shared_.data() + offset;
+    unpoison(address, bytes);
     std::memset(address, kSharedPoison, bytes);
-    shared_used_ = offset + bytes;
+    shared_used_ = offset + bytes + kSharedRedzone;
     static_shared_.emplace_back(key, address);
     return address;
 }

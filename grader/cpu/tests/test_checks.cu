@@ -268,6 +268,29 @@ TEST_CASE("Shared memory and atomics behave as on the GPU", "[runtime]") {
     CHECK(d_doubles.download()[0] == 8 * 64 * 32.0);
 }
 
+// ---- out-of-bounds accesses (the AddressSanitizer flavour, KERNELLAB_CPU_SANITIZE=address) ----
+
+__global__ void writesPastTheEnd(int* out) {
+    out[threadIdx.x] = 1;  // site: global-overrun
+}
+
+__global__ void sharedPastTheEnd(int* out) {
+    __shared__ int tile[32];
+    tile[threadIdx.x] = int(threadIdx.x);  // site: shared-overrun
+    __syncthreads();
+    out[threadIdx.x % 32] = tile[threadIdx.x % 32];
+}
+
+TEST_CASE("A write past a device array is caught by AddressSanitizer", "[.asan-global]") {
+    DeviceBuffer<int> d_out(32);
+    writesPastTheEnd<<<1, 33>>>(d_out.data());
+}
+
+TEST_CASE("A write past a shared array is caught by AddressSanitizer", "[.asan-shared]") {
+    DeviceBuffer<int> d_out(32);
+    sharedPastTheEnd<<<1, 33>>>(d_out.data());
+}
+
 __global__ void nothing() {}
 
 // What an H100 with CUDA 13 returns for each of them.
