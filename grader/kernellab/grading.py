@@ -34,6 +34,8 @@ from kernellab.records import read_records
 from kernellab.speed import SpeedResult
 
 GROUPS = ("public", "hidden")
+# The CPU backend's verdict on warp-synchronous code a manifest only warns about: no points, no fail.
+NEEDS_GPU = "not run: needs a GPU to confirm"
 # Compiling a submission: wall clock for the whole build, and memory per compiler process.
 BUILD_TIMEOUT_S = 900
 BUILD_MEMORY_BYTES = 8 << 30
@@ -425,9 +427,15 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
         verdict, detail = NO_GPU, "no CUDA device"
     elif outcome.signal_name:
         verdict, detail = f"{CRASHED} ({outcome.signal_name})", ""
-    elif failed or produced.problem or outcome.exit_code != 0:
+    elif failed or produced.problem:
         verdict = FAILED
-    if verdict != PASSED and verdict != NO_GPU:
+    elif outcome.exit_code == cmake.NO_GPU_EXIT_CODE and run.backend == "cpu":
+        # The CPU backend only warned of warp-synchronous code (the manifest's "warn"): every
+        # result is right here, but lockstep execution is what only a GPU can confirm.
+        verdict, detail = NEEDS_GPU, "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
+    elif outcome.exit_code != 0:
+        verdict = FAILED
+    if verdict not in (PASSED, NO_GPU, NEEDS_GPU):
         detail = _failure_detail(detail, failed, produced.problem, outcome, len(checks))
     return GroupResult(group, verdict, detail, cases, outcome.seconds)
 
@@ -441,12 +449,34 @@ def _failure_detail(detail: str, failed: list[TestCaseResult], problem: str, out
             lines.append(f"{len(failed) - 1} more test case(s) failed")
     if problem:
         lines.append(f"its records end early: {problem}")
+    if reported := _first_reported_error(outcome.output):
+        lines.append(f"the run reported: {reported}")
     if not failed and outcome.exit_code not in (0, None) and not outcome.signal_name:
         lines.append(f"the test executable exited with status {outcome.exit_code} after its {checks} checks")
     tail = [line for line in outcome.output.splitlines() if line.strip()][-OUTPUT_TAIL_LINES:]
     if tail and (outcome.signal_name or outcome.timed_out or not failed):
         lines += ["last output:", *(f"  {line}" for line in tail)]
     return "\n".join(lines)
+
+
+# Catch2's words for an exception that ended a test case: a CUDA error, or a finding of the CPU
+# backend (a race, barrier divergence...) thrown from the launch that made it.
+_UNEXPECTED_EXCEPTION = "due to unexpected exception with message:"
+
+
+def _first_reported_error(output: str) -> str:
+    """The message of the first exception that ended a test case, as the run printed it (it
+    explains a missing result; it is feedback, never a verdict)."""
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if _UNEXPECTED_EXCEPTION in line:
+            message = []
+            for following in lines[index + 1 :]:
+                if not following.strip() or following.startswith(("---", "===", "...")):
+                    break
+                message.append(following.strip())
+            return " ".join(message)
+    return ""
 
 
 def _outcome_summary(outcome: runner.RunOutcome) -> str:

@@ -174,3 +174,17 @@ def test_a_grade_that_could_not_be_made_writes_no_gradescope_score(tmp_path):
     reports.write_all(a_grade("not graded"), tmp_path)
     assert not (tmp_path / "results.json").exists()
     assert json.loads((tmp_path / "grade.json").read_text())["status"] == "not graded"
+
+
+def test_a_missing_result_is_explained_by_the_exception_the_run_reported():
+    from kernellab.grading import _first_reported_error
+
+    output = (
+        "/x/test_scan_block.cu:35: FAILED:\ndue to unexpected exception with message:\n"
+        "  race in kernel scanIncBlockKernel: device memory differs between thread orders\n"
+        "  n := 1024\n\n=====\n"
+    )
+    assert _first_reported_error(output) == (
+        "race in kernel scanIncBlockKernel: device memory differs between thread orders n := 1024"
+    )
+    assert _first_reported_error("All tests passed\n") == ""
