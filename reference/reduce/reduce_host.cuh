@@ -9,8 +9,8 @@
 // with `block` threads per block (a power of two from 32 to 1024). `d_scratch` is device memory
 // for `reduceScratchElems(n)` elements, which the wrappers use for copies and partial results.
 // The wrappers launch asynchronously on the default stream; a bad argument throws
-// std::invalid_argument before anything is launched. Rungs 1 to 6 and 8 work for any associative
-// operator; rungs 1 to 7 reorder the elements and so need a commutative one.
+// std::invalid_argument before anything is launched. Rungs 1 to 7 may reorder the elements and
+// so need a commutative operator; rung 8 keeps their order and works for any associative one.
 
 #include <cstdint>
 #include <stdexcept>

@@ -16,7 +16,6 @@
 #include <cuda_runtime.h>
 
 #define WARP   (32)
-#define lgWARP (5)
 #define FULL_WARP_MASK (0xffffffffu)
 
 /*****************************************/
@@ -171,8 +170,8 @@ __device__ inline typename OP::Elem blockReduceShuffle(typename OP::Elem value, 
  * and writes the segment's result to `d_partials[b]`. In step `stride` (1, 2, 4, ...), thread t
  * combines element t with element t + stride when t is a multiple of 2 * stride.
  *
- * Problem: the active threads are spread over every warp (in step 5 one lane in each warp
- * works), so every warp diverges, and each step reads and writes global memory.
+ * Problem: the active threads are spread over the warps, so most warps diverge in most steps,
+ * and each step reads and writes global memory.
  */
 template<class OP>
 __global__ void reduceNeighboredKernel(typename OP::Elem* d_partials, typename OP::Elem* d_data, const uint64_t n) {

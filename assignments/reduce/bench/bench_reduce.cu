@@ -1,21 +1,23 @@
-// The reduction ladder's speed: every rung of the reference on int32 sums against CUB's
-// DeviceReduce::Sum and a copy kernel, all timed in the same run. A benchmark, not a test: it
-// prints a table.
+// The reduction ladder's speed: every rung of the solution under test (the reference, or a
+// student's folder) on int32 sums against CUB's DeviceReduce::Sum and a copy kernel, all timed in
+// the same run. A benchmark, not a test: it prints a table.
 //
 //   reduce_bench [--block B] [--min-log2 K] [--max-log2 K]
 //
 // Method (kernellab::MedianTimer): CUDA events around each repetition, the L2 flushed before each
 // one, warm-up first, the median of the repetitions reported. Every timed result is checked
-// against the host's sum once, so a fast wrong kernel cannot pass. A rung's time includes all its
-// launches (and, for rungs 1 to 3, the copy of the input they reduce in place).
+// against the host's sum once: a wrong rung's row says WRONG instead of a time (the exit status
+// is then 1), so a fast wrong kernel cannot pass. A rung's time includes all its launches (and,
+// for rungs 1 to 3, the copy of the input they reduce in place).
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <cub/device/device_reduce.cuh>
 
-#include "reduce_host.cuh"
+#include "kernellab_solution.h"  // generated: the solution's reduce_host.cuh
 #include "kernellab/cuda_check.hpp"
 #include "kernellab/device_buffer.hpp"
 #include "kernellab/inputs.hpp"
@@ -51,13 +53,6 @@ __global__ void copyKernelInt4(int4* d_out, const int4* d_in, size_t n4) {
     }
 }
 
-void require(bool ok, const std::string& what) {
-    if (!ok) {
-        std::fprintf(stderr, "reduce_bench: %s: the timed result is WRONG\n", what.c_str());
-        std::exit(EXIT_FAILURE);
-    }
-}
-
 void printRow(uint32_t log2n, const std::string& name, double micros, double bytes, double previous_micros,
               double cub_micros) {
     char vs_previous[16] = "-";
@@ -66,7 +61,8 @@ void printRow(uint32_t log2n, const std::string& name, double micros, double byt
                 bytes / (micros * 1e3), vs_previous, cub_micros / micros);
 }
 
-void benchSize(uint32_t log2n, uint32_t block) {
+/** Prints the rows of one size; false when a rung's result was wrong. */
+bool benchSize(uint32_t log2n, uint32_t block) {
     const size_t n = size_t(1) << log2n;
     const auto input = kernellab::randomInts(n, log2n, -9, 9);
     int64_t expected = 0;
@@ -81,23 +77,31 @@ void benchSize(uint32_t log2n, uint32_t block) {
     const double copy_us = timer.medianMicros([&] {
         copyKernelInt4<<<4 * deviceFigures().sms, 256>>>((int4*)d_copy.data(), (const int4*)d_in.data(), n / 4);
     });
-    require(d_copy.download() == input, "copyKernelInt4");
+    if (d_copy.download() != input) { throw std::runtime_error("the copy kernel's result is WRONG"); }
     const double cub_us = timer.medianMicros([&] {
         KL_CUDA(cub::DeviceReduce::Sum(d_cub.data(), cub_bytes, d_in.data(), d_out.data(), n));
     });
-    require(d_out.download()[0] == int32_t(expected), "CUB DeviceReduce::Sum");
+    if (d_out.download()[0] != int32_t(expected)) { throw std::runtime_error("CUB's sum is WRONG"); }
     printRow(log2n, "copy kernel (int4, reads + writes)", copy_us, 2 * read_bytes, 0, cub_us);
     printRow(log2n, "CUB DeviceReduce::Sum", cub_us, read_bytes, 0, cub_us);
 
     double previous_us = 0;
+    bool all_right = true;
     for (const Rung& rung : kLadder) {
         d_out.poison();
         const double us = timer.medianMicros([&] { rung.reduce(block, n, d_out.data(), d_in.data(), d_scratch.data()); });
-        require(d_out.download()[0] == int32_t(expected), rung.name);
+        if (d_out.download()[0] != int32_t(expected)) {
+            std::printf("| 2^%u | %-34s | WRONG: %d, the sum is %d |\n", log2n, rung.name, d_out.download()[0],
+                        int32_t(expected));
+            all_right = false;
+            previous_us = 0;
+            continue;
+        }
         printRow(log2n, rung.name, us, read_bytes, previous_us, cub_us);
         previous_us = us;
     }
     std::fflush(stdout);
+    return all_right;
 }
 
 }  // namespace
@@ -111,10 +115,11 @@ int main(int argc, char* argv[]) {
         std::printf("block size %u, COARSE_FACTOR %d, int32 sums, median of repetitions, L2 flushed before each\n\n",
                     block, COARSE_FACTOR);
         std::printf("| N | rung | time (us) | GB/s | previous / this | CUB / this |\n|---|---|---|---|---|---|\n");
-        for (uint32_t log2n = min_log2; log2n <= max_log2; log2n += 2) { benchSize(log2n, block); }
+        bool all_right = true;
+        for (uint32_t log2n = min_log2; log2n <= max_log2; log2n += 2) { all_right = benchSize(log2n, block) && all_right; }
+        return all_right ? EXIT_SUCCESS : EXIT_FAILURE;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "reduce_bench: %s\n", e.what());
         return EXIT_FAILURE;
     }
-    return EXIT_SUCCESS;
 }
