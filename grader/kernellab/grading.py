@@ -41,6 +41,9 @@ BUILD_TIMEOUT_S = 900
 BUILD_MEMORY_BYTES = 8 << 30
 # Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
 PARALLEL_RUNS = 8
+# How much longer a test executable may run on the CPU backend than the manifest's time limit:
+# each CUDA thread is a fiber there, and every launch runs under several thread orders.
+CPU_BACKEND_SLOWDOWN = 10
 OUTPUT_TAIL_LINES = 6
 
 
@@ -221,11 +224,13 @@ class GradingRun:
             outcome = runner.run(
                 [str(executable(build_dir, self.assignment.id, tests)), "--order", "decl"],
                 cwd=records_dir,
-                timeout_s=self.assignment.grading.timeout_s,
+                timeout_s=self.timeout_s,
                 environment={
                     **self.group_environment(group),
                     "KERNELLAB_RECORD": str(record),
                     "KERNELLAB_RECORD_EXPECTED": "1",
+                    # The reference's results are the same under any thread order: one is enough.
+                    **({"KERNELLAB_CPU_ORDERS": "1"} if self.backend == "cpu" else {}),
                 },
             )
             if outcome.exit_code == cmake.NO_GPU_EXIT_CODE:
@@ -239,6 +244,11 @@ class GradingRun:
 
         with self.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
             list(pool.map(run_one, jobs))
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds one run of a test executable may take: the manifest's, times CPU_BACKEND_SLOWDOWN there."""
+        return self.assignment.grading.timeout_s * (CPU_BACKEND_SLOWDOWN if self.backend == "cpu" else 1)
 
     def active_groups(self) -> tuple[str, ...]:
         return GROUPS if self.hidden_sizes else ("public",)
@@ -407,7 +417,7 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
     outcome = runner.run(
         [str(executable(job / "build", assignment.id, tests)), "--order", "decl"],
         cwd=records.parent,
-        timeout_s=assignment.grading.timeout_s,
+        timeout_s=run.timeout_s,
         environment={**run.group_environment(group), "KERNELLAB_RECORD": str(records)},
     )
     (job / "logs").mkdir(exist_ok=True)
@@ -422,7 +432,7 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
     verdict, detail = PASSED, ""
     if outcome.timed_out:
         verdict = TIMED_OUT
-        detail = f"no result after {assignment.grading.timeout_s} s (a kernel that never finishes?)"
+        detail = f"no result after {run.timeout_s:g} s (a kernel that never finishes?)"
     elif outcome.exit_code == cmake.NO_GPU_EXIT_CODE and not produced.records:
         verdict, detail = NO_GPU, "no CUDA device"
     elif outcome.signal_name:

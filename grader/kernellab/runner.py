@@ -17,7 +17,11 @@ from pathlib import Path
 # Output kept from each end of a run's output; the middle is dropped and counted.
 OUTPUT_KEPT_BYTES = 32 << 10
 # Variables of the grader's environment a test executable may see; nothing else leaks into it.
-PASSED_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TMPDIR")
+# KERNELLAB_CPU_*: how the CPU backend runs (thread orders, OS threads), as the TA chose.
+PASSED_ENVIRONMENT = (
+    "PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TMPDIR",
+    "KERNELLAB_CPU_ORDERS", "KERNELLAB_CPU_WORKERS",
+)
 
 
 @dataclass(frozen=True)

@@ -339,7 +339,8 @@ def test_the_summary_counts_points_of_tasks_that_ran_and_says_the_gpu_tests_were
     assert "correctness: 20 of 95 points from tests that ran" in lines
     assert lines[-1] == (
         "The GPU tests of copy (10 points) were skipped because this machine has no CUDA device, so no "
-        "correctness verdict was given for those tasks (a CPU backend that runs them without a GPU is planned)."
+        "correctness verdict was given for those tasks (--cmake-arg=-DKERNELLAB_BACKEND=cpu runs them on the "
+        "CPU backend, or `kernellab grade` does by itself)."
     )
     copy_row = next(line for line in lines if line.startswith("copy "))
     assert "pass" not in copy_row
