@@ -122,8 +122,6 @@ DeviceMemory& deviceMemory() {
     return memory;
 }
 
-std::string at(Site site) { return std::string(site.file) + ":" + std::to_string(site.line); }
-
 /** The launch's argument expressions, split at their top-level commas. */
 std::vector<std::string> splitArguments(const std::string& text) {
     std::vector<std::string> parts;

@@ -48,12 +48,14 @@ void finishSwitch(void* fake_stack, const void** old_bottom, size_t* old_bytes) 
 void poison(const void* address, size_t bytes) { ASAN_POISON_MEMORY_REGION(address, bytes); }
 void unpoison(const void* address, size_t bytes) { ASAN_UNPOISON_MEMORY_REGION(address, bytes); }
 constexpr size_t kSharedRedzone = 32;  // between shared variables, so that an overrun is caught
+constexpr size_t kStackReused = 32 * 1024;  // the part of a fiber's stack that kernels use
 #else
 void startSwitch(void**, const void*, size_t) {}
 void finishSwitch(void*, const void**, size_t*) {}
 void poison(const void*, size_t) {}
 void unpoison(const void*, size_t) {}
 constexpr size_t kSharedRedzone = 0;
+constexpr size_t kStackReused = 0;
 #endif
 
 enum class State : uint8_t { Ready, AtBarrier, InCollective, Exited };
@@ -82,8 +84,6 @@ const char* collectiveName(Collective kind) {
     return "a warp collective";
 }
 
-std::string at(Site site) { return std::string(site.file) + ":" + std::to_string(site.line); }
-
 std::string hexMask(unsigned mask) {
     char text[16];
     std::snprintf(text, sizeof text, "0x%08x", mask);
@@ -91,6 +91,8 @@ std::string hexMask(unsigned mask) {
 }
 
 }  // namespace
+
+std::string at(Site site) { return std::string(site.file) + ":" + std::to_string(site.line); }
 
 /** Runs the blocks handed to one OS thread; owns the fibers' stacks and the shared arena. */
 class BlockRunner {
@@ -258,6 +260,9 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
         fiber.state = State::Ready;
         // Tops at different offsets within a page, or every fiber's frames would share cache sets.
         char* top = stacks_ + (i + 1) * stride_ - (i % 64) * 64;
+        // A fiber never returns from its entry function: the frames it left behind (and those
+        // of fibers a finding stopped) would otherwise stay poisoned for the next block.
+        unpoison(top - kStackReused, kStackReused);
         fiber.context = fcontext::make_fcontext(top, kStackBytes - kStackColors, &BlockRunner::fiberEntry);
     }
     queue_begin_ = queue_end_ = kQueue;

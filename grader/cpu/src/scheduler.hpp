@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 #include "kernellab_cpu/finding.hpp"
@@ -28,6 +29,9 @@ struct BlockOrder {
 
 /** Runs every block of the launch; `workers` OS threads take blocks in the order's sequence. */
 void runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsigned workers);
+
+/** "file:line". */
+std::string at(Site site);
 
 /** The most shared memory (static plus dynamic) one block may use now. */
 size_t maxSharedPerBlock();
