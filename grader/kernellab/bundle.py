@@ -32,12 +32,12 @@ SCRIPT_MODE = 0o755
 SHARED_DIRECTORIES = ("grader/harness", "grader/kernellab", "grader/cpu")
 SHARED_FILES = ("CMakeLists.txt", "grader/pyproject.toml")
 # Of an assignment's folder, only what its CMake project builds against the student's files: the
-# public tests and the speed program (timed against the baselines); not wrong/, bench/ (which
-# builds the reference), questions.toml or anything else.
-ASSIGNMENT_ENTRIES = ("assignment.toml", "CMakeLists.txt", "tests", "speed")
+# public tests, the speed program and the benchmark (an assignment whose benchmark builds the
+# reference guards it, so the handout leaves it out); not wrong/, questions.toml or anything else.
+ASSIGNMENT_ENTRIES = ("assignment.toml", "CMakeLists.txt", "tests", "speed", "bench")
 # Never shipped from a shared directory: build and editor leftovers, the assignment templates of
-# `kernellab new` (a reference solution and known-wrong versions), and benchmarks, which build
-# the reference (the CPU backend's does).
+# `kernellab new` (a reference solution and known-wrong versions), and the CPU backend's
+# benchmark, which builds the pbb reference.
 _NOT_SHIPPED = re.compile(r"(^|/)(__pycache__|build|templates|bench|\.[^/]*)(/|$)|\.pyc$")
 
 # Path components a handout must never contain, and why.
@@ -45,7 +45,6 @@ FORBIDDEN_PARTS = {
     "reference": "the reference solution",
     "wrong": "known-wrong versions",
     "hidden": "hidden tests",
-    "bench": "the benchmark, which includes the reference",
 }
 # Files of an assignment's folder that hold answers: `questions.toml` has the exact answers to its
 # questions (the students answer in the skeleton's answers.toml).
@@ -283,8 +282,8 @@ def archive_members(archive: Path) -> dict[str, bytes]:
 def audit(members: dict[str, bytes], assignment: Assignment) -> list[str]:
     """What must not be in a handout but is, one line per member; empty when it is clean.
 
-    By path: the reference, known-wrong versions, hidden tests, the benchmark, the questions'
-    answers and files named like secrets. By content: any file holding a solution marker of the assignment's tasks,
+    By path: the reference, known-wrong versions, hidden tests, the questions' answers and files
+    named like secrets. By content: any file holding a solution marker of the assignment's tasks,
     which only a reference file has, under whatever name it was copied.
     """
     marker = _solution_marker(assignment.task_ids)

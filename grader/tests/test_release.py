@@ -52,7 +52,7 @@ def test_the_handout_holds_what_a_student_needs_and_nothing_of_the_instructor(pb
     ]
     assert {top + name for name in expected} <= names
     assert all(name.startswith(top) for name in names)
-    assert not [name for name in names if "/reference/" in name or "/wrong/" in name or "/bench/" in name]
+    assert not [name for name in names if "/reference/" in name or "/wrong/" in name]
     assert audit(archive_members(pbb_archives[0]), PBB) == []
 
 
