@@ -526,12 +526,12 @@ def add_speed(run: GradingRun, job: Path, grades: list[TaskGrade], speed_build_e
     why_not: dict[str, str] = {}
     for grade in grades:
         if not grade.groups or any(group.verdict != PASSED for group in grade.groups) or grade.feedback:
-            why_not[grade.id] = "not timed: speed is scored once the task passes all its tests"
+            why_not[grade.id] = "speed is scored once the task passes all its tests"
     for case in run.assignment.speed:
         if run.backend != "cuda":
-            why_not.setdefault(case.task, "not timed: the CPU backend gives no speed scores; grade on a GPU for them")
+            why_not.setdefault(case.task, "the CPU backend gives no speed scores; grade on a GPU for them")
         elif speed_build_errors is not None:
-            why_not.setdefault(case.task, f"not timed: the speed program did not build:\n{speed_build_errors}")
+            why_not.setdefault(case.task, f"the speed program did not build:\n{speed_build_errors}")
     timed = [case for case in run.assignment.speed if case.task not in why_not]
     results: list[SpeedResult] = [result for case in run.assignment.speed if case.task in why_not
                                   for result in speed.not_measured(case, why_not[case.task])]
