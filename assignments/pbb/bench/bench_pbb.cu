@@ -7,11 +7,9 @@
 // size is timed from the cache), warm-up first, the median of the repetitions reported.
 // Every timed result is checked against a host model once, so a fast wrong kernel cannot pass.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include "kernellab/cuda_check.hpp"
 #include "kernellab/device_buffer.hpp"
 #include "kernellab/inputs.hpp"
+#include "kernellab/timing.hpp"
 
 using kernellab::DeviceBuffer;
 
@@ -33,37 +32,6 @@ __global__ void copyKernelInt4(int4* d_out, const int4* d_in, size_t n4) {
         d_out[i] = d_in[i];
     }
 }
-
-struct Timer {
-    int warmup;
-    int reps;
-    DeviceBuffer<char>* flush;
-
-    /** Median time of `run` in microseconds, with the L2 flushed before each repetition. */
-    double medianMicros(const std::function<void()>& run) const {
-        for (int i = 0; i < warmup; i++) { run(); }
-        KL_CHECK_LAUNCH();
-        cudaEvent_t start, stop;
-        KL_CUDA(cudaEventCreate(&start));
-        KL_CUDA(cudaEventCreate(&stop));
-        std::vector<float> times;
-        for (int i = 0; i < reps; i++) {
-            KL_CUDA(cudaMemsetAsync(flush->data(), i & 0xff, flush->size()));
-            KL_CUDA(cudaEventRecord(start));
-            run();
-            KL_CUDA(cudaEventRecord(stop));
-            KL_CUDA(cudaEventSynchronize(stop));
-            float ms = 0;
-            KL_CUDA(cudaEventElapsedTime(&ms, start, stop));
-            times.push_back(ms);
-        }
-        KL_CHECK_LAUNCH();
-        KL_CUDA(cudaEventDestroy(start));
-        KL_CUDA(cudaEventDestroy(stop));
-        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-        return times[times.size() / 2] * 1000.0;
-    }
-};
 
 struct Row {
     uint32_t log2n;
@@ -101,7 +69,7 @@ std::vector<typename OP::RedElTp> hostScan(const std::vector<int>& in) {
     return out;
 }
 
-void benchSize(uint32_t log2n, uint32_t block, const Timer& timer) {
+void benchSize(uint32_t log2n, uint32_t block, kernellab::MedianTimer& timer) {
     const size_t n = size_t(1) << log2n;
     const auto input = kernellab::randomInts(n, log2n, -9, 9);
     const auto flags = kernellab::randomFlags(n, log2n, 1000);
@@ -206,9 +174,8 @@ int main(int argc, char* argv[]) {
                     ELEMS_PER_THREAD);
         std::printf("| N | kernel | time (us) | GB/s | CUB / this | memcpy / this |\n|---|---|---|---|---|---|\n");
 
-        DeviceBuffer<char> flush(size_t(2) * prop.l2CacheSize);
         for (uint32_t log2n = min_log2; log2n <= max_log2; log2n += 2) {
-            const Timer timer{5, log2n <= 22 ? 200 : 50, &flush};
+            kernellab::MedianTimer timer(5, log2n <= 22 ? 200 : 50);
             benchSize(log2n, block, timer);
         }
     } catch (const std::exception& e) {
