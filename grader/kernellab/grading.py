@@ -1,9 +1,10 @@
 """Grade one submission: intake, build, run each test group in its own process, judge, score.
 
 The stages are small functions over plain data; `GradingRun` holds what the submissions of one
-grading run share (the assignment, the backend, the secret seed and hidden sizes, the reference
-build and its records). Student code only ever runs inside a test executable started by
-runner.py; everything that decides a score runs here, in the grader's process.
+grading run share (the assignment, the backend, the sandbox, the secret seed and hidden sizes,
+the reference build and its records). Student code only ever runs in the sandbox (sandbox.py):
+its build, and each test, speed or sanitizer program started by runner.py; everything that
+decides a score runs here, in the grader's process, which never loads student code.
 """
 
 import fcntl
@@ -11,7 +12,6 @@ import json
 import os
 import random
 import re
-import resource
 import secrets
 import shutil
 import subprocess
@@ -31,14 +31,19 @@ from kernellab.intake import Intake, SubmissionRejected, take
 from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
+from kernellab.sandbox import Sandbox, Step, build_step, run_step, toolchain_paths
 from kernellab.speed import SpeedResult
 
 GROUPS = ("public", "hidden")
 # The CPU backend's verdict on warp-synchronous code a manifest only warns about: no points, no fail.
 NEEDS_GPU = "not run: needs a GPU to confirm"
-# Compiling a submission: wall clock for the whole build, and memory per compiler process.
+# Compiling a submission: wall clock for the whole build.
 BUILD_TIMEOUT_S = 900
-BUILD_MEMORY_BYTES = 8 << 30
+# What a build of the assignment reads besides the solution: the frozen sources, relative to the
+# repository root (the assignment's own folder is added). Not reference/, not the grader's work.
+FROZEN_SOURCES = ("CMakeLists.txt", "grader/harness", "grader/cpu")
+# The programs a build runs, whose installation folders the build's sandbox must see.
+BUILD_TOOLS = ("cmake", "ninja", "make", "nvcc", "c++", "g++", "python3")
 # Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
 PARALLEL_RUNS = 8
 # How much longer a test executable may run on the CPU backend than the manifest's time limit:
@@ -166,11 +171,15 @@ class GradingRun:
         assignment: Assignment,
         backend: str,
         work: Path,
+        sandbox: Sandbox | None,
         seed: int | None = None,
         cmake_args: tuple[str, ...] = (),
     ):
+        """`sandbox` None runs student code without one: only for trusted code, or where the TA
+        said so explicitly (--unsandboxed)."""
         self.assignment = assignment
         self.backend = backend
+        self.sandbox = sandbox
         self.work = work
         self.seed = seed if seed is not None else secrets.randbits(62) + 1
         self.hidden_sizes = draw_hidden_sizes(assignment, self.seed)
@@ -178,7 +187,10 @@ class GradingRun:
         self.gpu_lock = GpuLock()
         self._reference_lock = threading.Lock()
         self._reference_ready = False
-        self.environment = environment.describe(backend)
+        self.environment = {
+            **environment.describe(backend),
+            "sandbox": sandbox.describe() if sandbox else "none: graded with --unsandboxed",
+        }
 
     def group_environment(self, group: str) -> dict[str, str]:
         if group == "public":
@@ -208,7 +220,7 @@ class GradingRun:
     def _run_reference(self) -> None:
         build_dir = self.reference_build
         targets = test_targets(self.assignment, self.times_speed)
-        built = build(self.assignment, self.assignment.reference_dir, build_dir, targets, self.cmake_args)
+        built = build(self.assignment, self.assignment.reference_dir, build_dir, targets, self.cmake_args, sandbox=None)
         broken = {target: errors for target, errors in built.items() if errors is not None}
         if broken:
             target, errors = next(iter(broken.items()))
@@ -328,7 +340,7 @@ def _grade_files(
     # The reference's runs use the GPU while the student's build uses the CPU.
     with ThreadPoolExecutor(1) as background:
         reference = background.submit(run.prepare_reference)
-        built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), run.cmake_args)
+        built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), run.cmake_args, run.sandbox)
         stages["build"] = time.monotonic() - started
         reference.result()
     results: dict[tuple[str, str], GroupResult] = {}
@@ -345,7 +357,9 @@ def _grade_files(
     with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         results.update(pool.map(run_one, runnable))
     stages["tests"] = time.monotonic() - started
-    symbol_findings = forbidden_in_binaries(assignment, job / "build", targets, assignment.grading.forbidden)
+    symbol_findings = symbols_in_binaries(
+        job / "build", assignment.id, test_targets(assignment, run.times_speed), assignment.grading.forbidden
+    )
     grades = []
     for task in assignment.tasks:
         if task.answers is not None:
@@ -354,37 +368,36 @@ def _grade_files(
         groups = tuple(results[(task.tests, group)] for group in run.active_groups())
         grades.append(score_task(assignment, task, groups, findings + symbol_findings.get(task.tests, ())))
     started = time.monotonic()
-    grades = add_speed(run, job, grades, built.get(SPEED_TARGET))
+    grades = add_speed(run, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
     stages["speed"] = time.monotonic() - started
     all_findings = findings + tuple(finding for found in symbol_findings.values() for finding in found)
     return tuple(grades), tuple(dict.fromkeys(all_findings))
 
 
 def build(
-    assignment: Assignment, solution: Path, build_dir: Path, targets: list[str], cmake_args: tuple[str, ...]
+    assignment: Assignment,
+    solution: Path,
+    build_dir: Path,
+    targets: list[str],
+    cmake_args: tuple[str, ...],
+    sandbox: Sandbox | None,
 ) -> dict[str, str | None]:
     """Build each target (test executables by `tests` name, or SPEED_TARGET); None for those that
-    built, else their first compiler errors."""
+    built, else their first compiler errors. CMake's configure step runs the grader's own
+    CMake code and is trusted; the build compiles the solution, in `sandbox` when given."""
     log_dir = build_dir / "logs"
     cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log", cmake_args)
     command = ["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1), "--target"]
     command += [target_name(assignment.id, target) for target in targets]
     command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
-    try:
-        completed = subprocess.run(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            timeout=BUILD_TIMEOUT_S,
-            preexec_fn=_limit_build_memory,
-            start_new_session=True,
-        )
-        output = completed.stdout
-    except subprocess.TimeoutExpired as expired:
-        output = (expired.output or b"").decode(errors="replace") if isinstance(expired.output, bytes) else expired.output or ""
+    step = _build_step(assignment, solution, build_dir)
+    outcome = runner.run(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step)
+    output = outcome.output
+    if outcome.timed_out:
         output += f"\nerror: the build took longer than {BUILD_TIMEOUT_S} s and was stopped"
+    elif outcome.limit_hit:
+        output += f"\nerror: the build was stopped by its {_limit_words(outcome.limit_hit, step)}"
+    log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "build.log").write_text(output, encoding="utf-8")
     built: dict[str, str | None] = {}
     for target in targets:
@@ -396,10 +409,20 @@ def build(
     return built
 
 
-def _limit_build_memory() -> None:
-    # RLIMIT_DATA bounds what a compiler allocates without counting the address space it only
-    # reserves, so a template bomb fails fast instead of taking the machine's memory.
-    resource.setrlimit(resource.RLIMIT_DATA, (BUILD_MEMORY_BYTES, BUILD_MEMORY_BYTES))
+def _build_step(assignment: Assignment, solution: Path, build_dir: Path) -> Step:
+    """What a build sees: the system, the toolchain, the frozen sources and the solution; it
+    writes only into its build folder."""
+    root = assignment.root
+    frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
+    readable = [*toolchain_paths(BUILD_TOOLS), *frozen, root / "assignments" / assignment.id, solution]
+    return build_step(readable, build_dir)
+
+
+def _limit_words(limit: str, step: Step) -> str:
+    """'memory limit (8 GiB)' or 'process limit (256 processes and threads)'."""
+    if limit == "memory":
+        return f"memory limit ({step.memory_bytes / (1 << 30):g} GiB)"
+    return f"process limit ({step.processes} processes and threads)"
 
 
 def _failures_of(output: str, target: str) -> str:
@@ -413,12 +436,18 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
     assignment = run.assignment
     records = job / "records" / f"{tests}.{group}.rec"
     records.parent.mkdir(parents=True, exist_ok=True)
+    # Created empty here: the sandboxed program may write this one file and nothing else.
     records.unlink(missing_ok=True)
+    records.touch()
+    program = executable(job / "build", assignment.id, tests)
+    step = run_step(program, [records], gpu=run.backend == "cuda")
     outcome = runner.run(
-        [str(executable(job / "build", assignment.id, tests)), "--order", "decl"],
+        [str(program), "--order", "decl"],
         cwd=records.parent,
         timeout_s=run.timeout_s,
         environment={**run.group_environment(group), "KERNELLAB_RECORD": str(records)},
+        sandbox=run.sandbox,
+        step=step,
     )
     (job / "logs").mkdir(exist_ok=True)
     (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
@@ -433,6 +462,8 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
     if outcome.timed_out:
         verdict = TIMED_OUT
         detail = f"no result after {run.timeout_s:g} s (a kernel that never finishes?)"
+    elif outcome.limit_hit:
+        verdict, detail = FAILED, f"stopped by the sandbox's {_limit_words(outcome.limit_hit, step)}"
     elif outcome.exit_code == cmake.NO_GPU_EXIT_CODE and not produced.records:
         verdict, detail = NO_GPU, "no CUDA device"
     elif outcome.signal_name:
@@ -519,7 +550,9 @@ def score_task(assignment: Assignment, task: Task, groups: tuple[GroupResult, ..
     return TaskGrade(task.id, task.title, round(sum(group.points for group in scored), 2), task.points, scored, feedback)
 
 
-def add_speed(run: GradingRun, job: Path, grades: list[TaskGrade], speed_build_errors: str | None) -> list[TaskGrade]:
+def add_speed(
+    run: GradingRun, job: Path, grades: list[TaskGrade], speed_build_errors: str | None, speed_findings: tuple[str, ...]
+) -> list[TaskGrade]:
     """Each task's speed results and points: timed on the GPU only for a task whose tests all passed."""
     if not run.assignment.speed:
         return grades
@@ -532,6 +565,8 @@ def add_speed(run: GradingRun, job: Path, grades: list[TaskGrade], speed_build_e
             why_not.setdefault(case.task, "the CPU backend gives no speed scores; grade on a GPU for them")
         elif speed_build_errors is not None:
             why_not.setdefault(case.task, f"the speed program did not build:\n{speed_build_errors}")
+        elif speed_findings:
+            why_not.setdefault(case.task, "the speed program is not run: " + "; ".join(speed_findings))
     timed = [case for case in run.assignment.speed if case.task not in why_not]
     results: list[SpeedResult] = [result for case in run.assignment.speed if case.task in why_not
                                   for result in speed.not_measured(case, why_not[case.task])]
@@ -544,6 +579,7 @@ def add_speed(run: GradingRun, job: Path, grades: list[TaskGrade], speed_build_e
                     executable(run.reference_build, run.assignment.id, SPEED_TARGET),
                     job / "speed",
                     run.seed,
+                    run.sandbox,
                 )
         except speed.SpeedError as error:
             raise GradingError(str(error)) from None
@@ -609,21 +645,39 @@ def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> tuple[st
     return tuple(findings)
 
 
-def forbidden_in_binaries(
-    assignment: Assignment, build_dir: Path, targets: list[str], forbidden: tuple[str, ...]
+# Functions a program must not define: the clocks the harness and the speed timer read. Defined
+# in the executable, one replaces libc's or libstdc++'s for the whole process (the CUDA runtime's
+# own functions need no entry: linked statically, a second definition fails to link).
+DENIED_DEFINITIONS = frozenset({
+    "clock_gettime", "__clock_gettime", "__clock_gettime64", "gettimeofday", "time", "clock", "times", "timespec_get",
+    "std::chrono::_V2::steady_clock::now()", "std::chrono::_V2::system_clock::now()",
+})
+
+
+def symbols_in_binaries(
+    build_dir: Path, assignment_id: str, targets: list[str], forbidden: tuple[str, ...]
 ) -> dict[str, tuple[str, ...]]:
-    """Per test executable, the forbidden names among its symbols (what a `dlopen` or macro trick
-    cannot hide from the linker), from `nm -C`; nothing when nm is missing or nothing is forbidden."""
-    if not forbidden or shutil.which("nm") is None:
+    """Per built program (test executable or SPEED_TARGET), what its symbols show, from `nm -C`:
+    the forbidden libraries it links (what a `dlopen` or macro trick cannot hide from the
+    linker) and the clocks it defines itself. Nothing when nm is missing."""
+    if shutil.which("nm") is None:
         return {}
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE) if forbidden else None
     found: dict[str, tuple[str, ...]] = {}
-    for tests in targets:
-        executable = cmake.test_executable(build_dir, assignment.id, tests)
-        if not executable.is_file():
+    for target in targets:
+        program = executable(build_dir, assignment_id, target)
+        if not program.is_file():
             continue
-        symbols = subprocess.run(["nm", "-C", str(executable)], capture_output=True, text=True, errors="replace").stdout
-        names = sorted({match[1].lower() for match in pattern.finditer(symbols)})
-        if names:
-            found[tests] = tuple(f"the {tests} build links {name}, which this assignment forbids" for name in names)
+        listing = subprocess.run(["nm", "-C", str(program)], capture_output=True, text=True, errors="replace").stdout
+        findings = []
+        if pattern and target != SPEED_TARGET:  # the speed program links CUB for its baselines
+            names = sorted({match[1].lower() for match in pattern.finditer(listing)})
+            findings += [f"the {target} build links {name}, which this assignment forbids" for name in names]
+        defined = {line.split(" ", 2)[2] for line in listing.splitlines() if re.match(r"\S+ [TWDBRV] ", line)}
+        findings += [
+            f"the {target} build defines {name} itself, which would replace the clock the grader times with"
+            for name in sorted(DENIED_DEFINITIONS & defined)
+        ]
+        if findings:
+            found[target] = tuple(findings)
     return found

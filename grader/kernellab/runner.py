@@ -1,23 +1,30 @@
-"""Run one untrusted program: its own process group, a wall-clock limit, bounded output.
+"""Run one untrusted program: in the sandbox, its own session, a wall-clock limit, bounded output.
 
-A test executable built from student code may hang, fork, or print without end. Each run gets
-a fresh process (a CUDA error poisons a context for every later call), its whole process group
-is killed at the time limit, and only the head and tail of its output are kept.
+A program built from student code may hang, fork, or print without end. Each run gets a fresh
+process (a CUDA error poisons a context for every later call) inside the sandbox (sandbox.py)
+when one is given, its whole process tree is killed at the time limit, and only the head and
+tail of its output are kept.
 """
 
+import functools
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from kernellab.sandbox import Confined, Sandbox, Step, limit_process
 
 # Output kept from each end of a run's output; the middle is dropped and counted.
 OUTPUT_KEPT_BYTES = 32 << 10
 # Variables of the grader's environment a test executable may see; nothing else leaks into it.
 # KERNELLAB_CPU_*: how the CPU backend runs (thread orders, OS threads), as the TA chose.
+# bubblewrap exits with 128 + N when the sandboxed program was killed by signal N.
+SANDBOX_SIGNAL_BASE = 128
 PASSED_ENVIRONMENT = (
     "PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TMPDIR",
     "KERNELLAB_CPU_ORDERS", "KERNELLAB_CPU_WORKERS",
@@ -30,6 +37,8 @@ class RunOutcome:
     timed_out: bool
     seconds: float
     output: str
+    # The sandbox limit that stopped the run ("memory", "processes"), if one did.
+    limit_hit: str = ""
 
     @property
     def signal_name(self) -> str:
@@ -65,35 +74,54 @@ class _BoundedOutput:
 
 
 def run(
-    command: Sequence[str], cwd: Path, timeout_s: float, environment: Mapping[str, str] = {}
+    command: Sequence[str],
+    cwd: Path,
+    timeout_s: float,
+    environment: Mapping[str, str] = {},
+    sandbox: Sandbox | None = None,
+    step: Step | None = None,
 ) -> RunOutcome:
-    """Run `command` in `cwd` with only the passed-through and the given environment variables."""
+    """Run `command` in `cwd` with only the passed-through and the given environment variables;
+    inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it)."""
     env = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
     env.update(HOME=str(cwd), **environment)
-    started = time.monotonic()
-    process = subprocess.Popen(
-        list(command),
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    output = _BoundedOutput()
-    reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
-    reader.start()
-    timed_out = False
-    try:
-        process.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        # Whatever it left behind in its group goes too (a forked child, a spinning kernel's host).
-        _kill_group(process.pid)
-        process.wait()
-    reader.join(timeout=5)
-    return RunOutcome(None if timed_out else process.returncode, timed_out, time.monotonic() - started, output.text())
+    with sandbox.confine(list(command), step, cwd) if sandbox and step else _unconfined(command, cwd, step) as confined:
+        started = time.monotonic()
+        process = subprocess.Popen(
+            confined.argv,
+            cwd=confined.cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=confined.preexec,
+        )
+        output = _BoundedOutput()
+        reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # Whatever it left behind goes too (a forked child, a spinning kernel's host): its
+            # session's group here; in the sandbox, bubblewrap's death ends its pid namespace.
+            _kill_group(process.pid)
+            process.wait()
+        reader.join(timeout=5)
+        exit_code = None if timed_out else process.returncode
+        if sandbox and step and exit_code is not None and SANDBOX_SIGNAL_BASE < exit_code <= SANDBOX_SIGNAL_BASE + 64:
+            exit_code = SANDBOX_SIGNAL_BASE - exit_code  # bubblewrap's "killed by signal N", as Popen words it
+        return RunOutcome(exit_code, timed_out, time.monotonic() - started, output.text(), confined.limit_hit())
+
+
+@contextmanager
+def _unconfined(command: Sequence[str], cwd: Path, step: Step | None) -> Iterator[Confined]:
+    """Without a sandbox (trusted code, or the TA's explicit choice): the step's rlimits only."""
+    preexec = functools.partial(limit_process, step) if step else None
+    yield Confined(list(command), cwd, preexec=preexec, limit_hit=lambda: "")
 
 
 def _drain(stream, output: _BoundedOutput) -> None:

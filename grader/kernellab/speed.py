@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kernellab import runner
 from kernellab.manifest import SpeedCase
+from kernellab.sandbox import Sandbox, run_step
 
 ROUNDS = 3
 REPETITIONS = 15
@@ -91,9 +92,11 @@ def not_measured(case: SpeedCase, why: str) -> list[SpeedResult]:
 
 
 def measure(
-    cases: Sequence[SpeedCase], student_program: Path, reference_program: Path, work: Path, seed: int
+    cases: Sequence[SpeedCase], student_program: Path, reference_program: Path, work: Path, seed: int,
+    sandbox: Sandbox | None,
 ) -> list[SpeedResult]:
-    """Each of `cases` at each of its sizes, timed and scored."""
+    """Each of `cases` at each of its sizes, timed and scored; both programs run in `sandbox`
+    (when given), so that neither side's timing has a cost the other has not."""
     work.mkdir(parents=True, exist_ok=True)
     student = _Timing({}, {}, {}, [])
     reference = _Timing({}, {}, {}, [])
@@ -105,17 +108,22 @@ def measure(
         sides = [(reference_program, reference, [*names, *baselines]), (student_program, student, names)]
         for program, timing, run_names in sides if round_number % 2 == 0 else reversed(sides):
             out = work / f"{'reference' if timing is reference else 'student'}-{round_number}.jsonl"
-            _run(program, run_names, sizes, seed, out, timing)
+            _run(program, run_names, sizes, seed, out, timing, sandbox)
     return [_score(case, size, student, reference) for case in cases for size in case.sizes]
 
 
-def _run(program: Path, cases: Sequence[str], sizes: Sequence[int], seed: int, out: Path, timing: _Timing) -> None:
+def _run(
+    program: Path, cases: Sequence[str], sizes: Sequence[int], seed: int, out: Path, timing: _Timing, sandbox: Sandbox | None
+) -> None:
     out.unlink(missing_ok=True)
+    out.touch()  # the one file the sandboxed program may write
     outcome = runner.run(
         [str(program), "--cases", ",".join(cases), "--sizes", ",".join(map(str, sizes)),
          "--repetitions", str(REPETITIONS), "--seed", str(seed), "--out", str(out)],
         cwd=out.parent,
         timeout_s=RUN_TIMEOUT_S,
+        sandbox=sandbox,
+        step=run_step(program, [out], gpu=True),
     )
     if outcome.exit_code != 0:
         last = [line for line in outcome.output.splitlines() if line.strip()][-3:]

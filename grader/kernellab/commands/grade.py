@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from kernellab import cmake, environment
 from kernellab.commands.test import choose_assignment
-from kernellab.errors import display_path
+from kernellab.errors import InputError, display_path
 from kernellab.intake import ARCHIVE_SUFFIXES
 
 if TYPE_CHECKING:
@@ -66,6 +66,12 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the grader's private folder: reference build and records, job folders (default: build/grader)",
     )
+    parser.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="build and run student code WITHOUT the bubblewrap sandbox, e.g. where user namespaces are "
+        "off; the code can then read the reference and the grader's files: only for code you trust",
+    )
     cmake.add_cmake_arg_option(parser)
 
 
@@ -73,11 +79,20 @@ def grading_run(args: argparse.Namespace, submission: Path | None = None) -> "Gr
     """The grading run the options describe; a folder `submission` names its assignment by the
     files it holds when --assignment does not."""
     from kernellab.grading import GradingRun
+    from kernellab.sandbox import SandboxUnavailable, machine_sandbox
 
     assignment = choose_assignment(args.root, args.assignment, submission if submission and submission.is_dir() else None)
     backend = environment.choose_backend(args.backend, args.root)
     work = (args.work or args.root / "build" / "grader").resolve()
-    return GradingRun(assignment, backend, work / assignment.id, args.seed, tuple(args.cmake_args))
+    sandbox = None
+    if args.unsandboxed:
+        print("warning: --unsandboxed: student code runs without a sandbox and can read the reference", flush=True)
+    else:
+        try:
+            sandbox = machine_sandbox()
+        except SandboxUnavailable as why:
+            raise InputError(f"refusing to grade untrusted code without a sandbox: {why} (or pass --unsandboxed)") from None
+    return GradingRun(assignment, backend, work / assignment.id, sandbox, args.seed, tuple(args.cmake_args))
 
 
 def student_name(submission: Path) -> str:

@@ -1,0 +1,359 @@
+"""The sandbox around student code (bubblewrap), and the limits put on it from outside.
+
+Student code runs in two kinds of steps: the build (compilers on the student's sources) and each
+run of a test, speed or sanitizer program. Each step runs in a fresh bubblewrap sandbox: new
+user, mount, pid, network, IPC and UTS namespaces (so no network, and every process it starts
+dies with it), uid 65534 inside, a read-only view of the system directories and of only the
+paths the step needs, a fresh size-limited tmpfs as /tmp, and the step's own outputs as the only
+writable places. The reference, its records, the hidden seed's records, other students' jobs and
+the grader's state are simply not in the view, at compile time (`#include "/abs/path"`,
+`.incbin`) as at run time.
+
+Limits come from outside the sandbox, where student code cannot lift them: the wall clock
+(runner.py kills the whole process tree), memory and process count through a cgroup per step
+(cgroup v2, or v1's memory and pids controllers) where the grader may create one, otherwise
+RLIMIT_DATA and RLIMIT_NPROC; the size of any file written (RLIMIT_FSIZE), no core files, and
+the output kept (runner.py). Not RLIMIT_AS: an address-space limit of 8 GiB or less makes CUDA
+fail on the H100 machines, whose driver reserves address space it never touches.
+"""
+
+import errno
+import functools
+import glob
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+# Read-only inside every sandbox: the system's programs and libraries (CUDA and Catch2 live
+# under /usr/local on most machines), and the few files of /etc that programs read to start.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_ETC_FILES = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "passwd", "group", "nsswitch.conf", "localtime",
+)
+# The GPU's device nodes: bound with device access (a read-only bind forbids it), and they must
+# exist outside first. /dev/nvidia-caps is not needed by CUDA programs.
+GPU_DEVICE_PATTERNS = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia[0-9]*")
+# Who student code is inside the sandbox.
+SANDBOX_UID = 65534
+# The cgroup v2 leaf the grader's own processes move to, so that its cgroup may hold one child
+# cgroup per step (v2 lets only cgroups without processes of their own delegate controllers).
+GRADER_CGROUP = "kernellab-grader"
+
+
+class SandboxUnavailable(Exception):
+    """Student code cannot be sandboxed here; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one sandboxed step sees and may use."""
+
+    readable: tuple[Path, ...]
+    writable: tuple[Path, ...] = ()
+    gpu: bool = False
+    # Memory of the whole step (all its processes) and its processes and threads together.
+    memory_bytes: int = 8 << 30
+    processes: int = 256
+    # The tmpfs /tmp, and the largest file the step may write anywhere.
+    tmp_bytes: int = 1 << 30
+    file_bytes: int = 1 << 30
+
+
+def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
+    """A build: compilers with their temporaries, writing only into `build_dir`. Memory is
+    counted per compiler where no cgroup bounds the whole build (RLIMIT_DATA is per process)."""
+    return Step(tuple(readable), (build_dir,), memory_bytes=8 << 30, processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30)
+
+
+def run_step(program: Path, outputs: Iterable[Path], gpu: bool) -> Step:
+    """One run of a built program: it sees itself and writes only its `outputs` (files the
+    grader created beforehand)."""
+    return Step((program,), tuple(outputs), gpu=gpu)
+
+
+@dataclass
+class Confined:
+    """One step, ready to start: the command line, the function the child runs before exec,
+    and after the run, which limit (if any) stopped it."""
+
+    argv: list[str]
+    cwd: Path
+    preexec: Callable[[], None] | None
+    limit_hit: Callable[[], str]
+
+
+class Sandbox:
+    """Runs steps inside bubblewrap with limits; `find()` makes sure it works on this machine."""
+
+    def __init__(self, bwrap: str, cgroups: "Cgroups | None"):
+        self._bwrap = bwrap
+        self._cgroups = cgroups
+        self._system = tuple(path for path in SYSTEM_PATHS if os.path.lexists(path))
+        self._etc = tuple(f"/etc/{name}" for name in SYSTEM_ETC_FILES if os.path.exists(f"/etc/{name}"))
+
+    @classmethod
+    def find(cls) -> "Sandbox":
+        """The sandbox of this machine, proven by running a program in it; SandboxUnavailable if
+        bubblewrap is missing or cannot create its namespaces here."""
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise SandboxUnavailable(
+                "bubblewrap (bwrap) is not installed, so student code cannot be sandboxed here; "
+                "install it (Debian/Ubuntu: apt-get install bubblewrap)"
+            )
+        sandbox = cls(bwrap, Cgroups.find())
+        true = shutil.which("true") or "/bin/true"
+        with sandbox.confine([true], Step(readable=()), Path("/")) as confined:
+            completed = subprocess.run(
+                confined.argv, preexec_fn=confined.preexec, capture_output=True, text=True, errors="replace", timeout=60
+            )
+        if completed.returncode != 0:
+            raise SandboxUnavailable(
+                f"bubblewrap cannot create a sandbox here ({completed.stderr.strip() or f'exit {completed.returncode}'}); "
+                "it needs user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor "
+                "profile for bwrap)"
+            )
+        return sandbox
+
+    def describe(self) -> str:
+        limits = self._cgroups.describe() if self._cgroups else "RLIMIT_DATA per process" + (
+            "" if os.geteuid() == 0 else " and RLIMIT_NPROC")
+        return f"bubblewrap ({self._bwrap}); memory and processes limited by {limits}"
+
+    @contextmanager
+    def confine(self, command: list[str], step: Step, cwd: Path) -> Iterator[Confined]:
+        """`command` as a sandboxed step; cwd is `cwd` when the step sees it, else /tmp."""
+        group = self._cgroups.step(step) if self._cgroups else None
+        try:
+            inside_cwd = cwd if any(_within(cwd, path) for path in (*step.readable, *step.writable)) else Path("/tmp")
+            yield Confined(
+                argv=[self._bwrap, *self._arguments(step, inside_cwd), "--", *command],
+                cwd=Path("/"),
+                preexec=functools.partial(limit_process, step, group),
+                limit_hit=group.limit_hit if group else (lambda: ""),
+            )
+        finally:
+            if group:
+                group.remove()
+
+    def _arguments(self, step: Step, cwd: Path) -> list[str]:
+        arguments = [
+            "--unshare-all", "--die-with-parent", "--new-session",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--hostname", "sandbox",
+        ]
+        for path in self._system:
+            if os.path.islink(path):
+                arguments += ["--symlink", os.readlink(path), path]
+            else:
+                arguments += ["--ro-bind", path, path]
+        for path in self._etc:
+            arguments += ["--ro-bind", path, path]
+        arguments += ["--proc", "/proc", "--dev", "/dev"]
+        if step.gpu:
+            for device in sorted({found for pattern in GPU_DEVICE_PATTERNS for found in glob.glob(pattern)}):
+                arguments += ["--dev-bind", device, device]
+        # The tmpfs comes before the binds: a job folder under /tmp is then mounted on top of it.
+        arguments += ["--size", str(step.tmp_bytes), "--tmpfs", "/tmp"]
+        for path in step.readable:
+            arguments += ["--ro-bind", str(path), str(path)]
+        for path in step.writable:
+            arguments += ["--bind", str(path), str(path)]
+        return arguments + ["--chdir", str(cwd), "--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", "/tmp"]
+
+
+def toolchain_paths(tools: Iterable[str]) -> tuple[Path, ...]:
+    """The installation folders of `tools` (compilers, cmake, ninja, python) that lie outside the
+    system paths every sandbox sees, e.g. a CUDA toolkit in /opt or a Python virtual environment."""
+    found = set()
+    for tool in tools:
+        located = shutil.which(tool)
+        if located is None:
+            continue
+        for executable in {Path(located), Path(located).resolve()}:
+            prefix = executable.parent.parent
+            if not any(_within(prefix, Path(system)) for system in SYSTEM_PATHS) and prefix != Path("/"):
+                found.add(prefix)
+    for prefix in (sys.prefix, sys.base_prefix):
+        if not any(_within(Path(prefix), Path(system)) for system in SYSTEM_PATHS):
+            found.add(Path(prefix))
+    return tuple(sorted(found))
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def limit_process(step: Step, group: "StepCgroup | None" = None) -> None:
+    """In the child between fork and exec: join the step's cgroup, then set the rlimits (memory
+    and processes only where no cgroup bounds them)."""
+    if group:
+        group.join()
+    for limit, value in ((resource.RLIMIT_FSIZE, step.file_bytes), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(limit, (value, value))
+    if group is None:
+        resource.setrlimit(resource.RLIMIT_DATA, (step.memory_bytes, step.memory_bytes))
+        if os.geteuid() != 0:  # root's processes are exempt from RLIMIT_NPROC
+            resource.setrlimit(resource.RLIMIT_NPROC, (step.processes, step.processes))
+
+
+class Cgroups:
+    """Where the grader may create a cgroup per step: cgroup v2 (its own cgroup, delegated) or
+    v1's memory and pids hierarchies. `find()` is None where neither is writable."""
+
+    def __init__(self, parents: dict[str, Path], version: int):
+        # controller ("memory", "pids") -> the folder step cgroups are created in
+        self._parents = parents
+        self._version = version
+
+    @classmethod
+    def find(cls) -> "Cgroups | None":
+        try:
+            return cls._find_v2() or cls._find_v1()
+        except OSError:
+            return None
+
+    @classmethod
+    def _find_v2(cls) -> "Cgroups | None":
+        own = _own_cgroup("")
+        if own is None or not Path("/sys/fs/cgroup/cgroup.controllers").exists():
+            return None
+        base = Path("/sys/fs/cgroup") / own.lstrip("/")
+        if base.name == GRADER_CGROUP:
+            base = base.parent  # this process already moved itself (an earlier find)
+        if not {"memory", "pids"} <= set((base / "cgroup.controllers").read_text().split()):
+            return None
+        leaf = base / GRADER_CGROUP
+        leaf.mkdir(exist_ok=True)
+        # Every process of our cgroup (this grader, the shell that started it) moves to the leaf.
+        for _ in range(10):
+            pids = (base / "cgroup.procs").read_text().split()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    (leaf / "cgroup.procs").write_text(pid)
+                except OSError as error:
+                    if error.errno != errno.ESRCH:
+                        raise
+        (base / "cgroup.subtree_control").write_text("+memory +pids")
+        return cls({"memory": base, "pids": base}, 2)
+
+    @classmethod
+    def _find_v1(cls) -> "Cgroups | None":
+        parents = {}
+        for controller in ("memory", "pids"):
+            own = _own_cgroup(controller)
+            hierarchy = Path("/sys/fs/cgroup") / controller
+            if own is None or not (hierarchy / "cgroup.procs").exists():
+                return None
+            parent = hierarchy / own.lstrip("/")
+            probe = parent / f"kernellab-probe-{uuid.uuid4().hex[:8]}"
+            probe.mkdir()
+            probe.rmdir()
+            parents[controller] = parent
+        return cls(parents, 1)
+
+    def describe(self) -> str:
+        return f"cgroup v{self._version}"
+
+    def step(self, step: Step) -> "StepCgroup":
+        name = f"kernellab-step-{uuid.uuid4().hex[:12]}"
+        folders = {controller: parent / name for controller, parent in self._parents.items()}
+        for folder in dict.fromkeys(folders.values()):
+            folder.mkdir()
+        group = StepCgroup(folders, self._version)
+        group.set_limits(step)
+        return group
+
+
+class StepCgroup:
+    """The cgroup(s) of one step: its limits, joining it, what it hit, removing it."""
+
+    def __init__(self, folders: dict[str, Path], version: int):
+        self._folders = folders
+        self._version = version
+
+    def set_limits(self, step: Step) -> None:
+        memory, pids = self._folders["memory"], self._folders["pids"]
+        if self._version == 2:
+            (memory / "memory.max").write_text(str(step.memory_bytes))
+            if (memory / "memory.swap.max").exists():
+                (memory / "memory.swap.max").write_text("0")
+        else:
+            (memory / "memory.limit_in_bytes").write_text(str(step.memory_bytes))
+            if (memory / "memory.memsw.limit_in_bytes").exists():
+                (memory / "memory.memsw.limit_in_bytes").write_text(str(step.memory_bytes))
+        (pids / "pids.max").write_text(str(step.processes))
+
+    def join(self) -> None:
+        """Move the calling process into the step's cgroup(s) (in the child, before exec)."""
+        for folder in dict.fromkeys(self._folders.values()):
+            with open(folder / "cgroup.procs", "w") as procs:
+                procs.write("0")
+
+    def limit_hit(self) -> str:
+        """'memory' or 'processes' when the step ran into that limit, else ''."""
+        memory, pids = self._folders["memory"], self._folders["pids"]
+        if self._version == 2:
+            if _event_count(memory / "memory.events", "oom_kill"):
+                return "memory"
+        elif _event_count(memory / "memory.oom_control", "oom_kill") or _event_count(memory / "memory.oom_control", "under_oom"):
+            return "memory"
+        if _event_count(pids / "pids.events", "max"):
+            return "processes"
+        return ""
+
+    def remove(self) -> None:
+        """Kill whatever is left in the cgroup(s) and remove them."""
+        for folder in dict.fromkeys(self._folders.values()):
+            deadline = time.monotonic() + 10
+            while folder.exists():
+                if (folder / "cgroup.kill").exists():
+                    (folder / "cgroup.kill").write_text("1")
+                else:
+                    for pid in (folder / "cgroup.procs").read_text().split():
+                        try:
+                            os.kill(int(pid), 9)
+                        except ProcessLookupError:
+                            pass
+                try:
+                    folder.rmdir()
+                except OSError as error:
+                    if error.errno != errno.EBUSY or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+
+
+def _own_cgroup(controller: str) -> str | None:
+    """This process's cgroup path in the v2 hierarchy (controller '') or a v1 controller's."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controllers.split(",") == [controller] or (controller == "" and controllers == ""):
+            return path
+    return None
+
+
+def _event_count(path: Path, event: str) -> int:
+    try:
+        for line in path.read_text().splitlines():
+            name, _, count = line.partition(" ")
+            if name == event:
+                return int(count)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+@functools.cache
+def machine_sandbox() -> Sandbox:
+    """The sandbox of this machine, found once per grader process."""
+    return Sandbox.find()
