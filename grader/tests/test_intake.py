@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import tarfile
 import zipfile
 from pathlib import Path
@@ -111,3 +112,24 @@ def test_an_archive_that_lies_about_its_sizes_stops_at_the_limit(tmp_path):
     archive.write_bytes(bytes(data))
     with pytest.raises(SubmissionRejected):
         take(archive, PBB, tmp_path / "job")
+
+
+@pytest.mark.parametrize(
+    "code, named",
+    [
+        ('#include "kernellab/compare.hpp"\n', '#include "kernellab/compare.hpp'),
+        ("#define KL_REQUIRE_EQUAL(d, h, e, l) (void)0\n", "KL_REQUIRE_EQUAL"),
+        ("template<> void kernellab::recordEqual<int>();\n", "recordEqual"),
+        ("int patch = mprotect(page, 4096, 7);\n", "mprotect"),
+    ],
+)
+def test_code_that_reaches_into_the_harness_is_refused_with_its_line(tmp_path, code, named):
+    write_files(tmp_path / "alice", {**SOURCES, "hostSkel.cu.h": "// host\n" + code})
+    with pytest.raises(SubmissionRejected, match=re.escape(f"hostSkel.cu.h:2 reaches into the grader's test harness ({named}")):
+        take(tmp_path / "alice", PBB, tmp_path / "job")
+
+
+def test_the_harness_named_in_a_comment_or_its_cuda_helpers_are_accepted(tmp_path):
+    code = '// KL_REQUIRE_EQUAL checks it\n/* mprotect */\n#include "kernellab/cuda_check.hpp"\n'
+    write_files(tmp_path / "alice", {**SOURCES, "hostSkel.cu.h": code})
+    assert take(tmp_path / "alice", PBB, tmp_path / "job").files == ("hostSkel.cu.h", "pbbKernels.cu.h")

@@ -172,3 +172,13 @@ def test_where_is_maps_an_index_to_its_block_warp_and_lane(tmp_path):
     assert where_is(3 * 64 + 3 * 40 + 2, record) == "block 0, warp 1, lane 8 (thread 40)"
     [wrapper] = read_records(write(tmp_path / "b.rec", record_bytes(EXPECTED, "device", layout=(0, 0, 1)))).records
     assert where_is(3, wrapper) == "thread chosen by the host wrapper"
+
+
+def test_reference_records_without_expected_results_fail_every_submission(tmp_path):
+    # A run that could reach the reference's records might replace them with its own, which
+    # hold device results only: nothing to compare must not read as nothing failed.
+    device_only = record_bytes(EXPECTED, "device")
+    [result] = judged(tmp_path, [device_only], [device_only])
+    assert not result.passed and "hold no expected result" in result.message
+    [case] = by_test_case([result])
+    assert case.failed == 1

@@ -1,0 +1,15 @@
+// Attack: an illegal address in the test cases of one block size.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+__global__ void mapKernel(const int32_t* x, int32_t* y, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (blockDim.x == 256 && i == 0) { *reinterpret_cast<int32_t*>(uintptr_t(0x10)) = 1; }
+    if (i < n) { y[i] = 3 * x[i] - 7; }
+}
+
+inline void mapInts(const int32_t* d_x, int32_t* d_y, uint32_t n, uint32_t block) {
+    mapKernel<<<(n + block - 1) / block, block>>>(d_x, d_y, n);
+}
