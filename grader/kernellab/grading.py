@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kernellab import cmake, environment, runner, speed
+from kernellab import cmake, environment, runner, sanitizer, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
 from kernellab.intake import Intake, SubmissionRejected, take
@@ -42,8 +42,11 @@ BUILD_TIMEOUT_S = 900
 # What a build of the assignment reads besides the solution: the frozen sources, relative to the
 # repository root (the assignment's own folder is added). Not reference/, not the grader's work.
 FROZEN_SOURCES = ("CMakeLists.txt", "grader/harness", "grader/cpu")
-# The programs a build runs, whose installation folders the build's sandbox must see.
-BUILD_TOOLS = ("cmake", "ninja", "make", "nvcc", "c++", "g++", "python3")
+# The programs a build runs, as the configure step recorded them in CMakeCache.txt: the build's
+# sandbox must see their installation folders (a compiler in /opt, a Python virtual environment).
+BUILD_TOOL_ENTRIES = re.compile(
+    r"^(CMAKE_\w+_COMPILER|CMAKE_CUDA_HOST_COMPILER|CMAKE_MAKE_PROGRAM|CMAKE_COMMAND|Python3_EXECUTABLE):\w+=(/.+)$", re.MULTILINE
+)
 # Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
 PARALLEL_RUNS = 8
 # How much longer a test executable may run on the CPU backend than the manifest's time limit:
@@ -106,6 +109,10 @@ class TaskGrade:
     # For answered tasks (questions) and static findings: what the student reads.
     feedback: str = ""
     speed: tuple[SpeedResult, ...] = ()
+    # compute-sanitizer's reports on the task's test executable (GPU only), and what they cost.
+    sanitizer: str = ""
+    sanitizer_clean: bool = True
+    sanitizer_deduction: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -183,7 +190,7 @@ class GradingRun:
         self.work = work
         self.seed = seed if seed is not None else secrets.randbits(62) + 1
         self.hidden_sizes = draw_hidden_sizes(assignment, self.seed)
-        self.cmake_args = (*cmake_args, f"-DKERNELLAB_BACKEND={backend}")
+        self.cmake_args = (*_architecture_args(backend, cmake_args), *cmake_args, f"-DKERNELLAB_BACKEND={backend}")
         self.gpu_lock = GpuLock()
         self._reference_lock = threading.Lock()
         self._reference_ready = False
@@ -267,6 +274,17 @@ class GradingRun:
 
 
 SPEED_TARGET = "speed"
+
+
+def _architecture_args(backend: str, cmake_args: tuple[str, ...]) -> tuple[str, ...]:
+    """The GPU's architecture for CMake, unless the TA chose one: the build's sandbox has no GPU,
+    so nvcc's -arch=native there would fall back to a default and JIT-compile at run time."""
+    if backend != "cuda" or any(arg.startswith("-DCMAKE_CUDA_ARCHITECTURES") for arg in cmake_args):
+        return ()
+    found = environment.gpus()
+    if not found or not found[0].get("compute_cap"):
+        return ()
+    return (f"-DCMAKE_CUDA_ARCHITECTURES={found[0]['compute_cap'].replace('.', '')}",)
 
 
 def tested(assignment: Assignment) -> list[str]:
@@ -354,9 +372,14 @@ def _grade_files(
         return job_key, run_group(run, job, tests, group)
 
     started = time.monotonic()
-    with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-        results.update(pool.map(run_one, runnable))
-    stages["tests"] = time.monotonic() - started
+    # The sanitizers run beside the tests (neither is timed); both end before speed is timed.
+    with ThreadPoolExecutor(1) as background:
+        sanitizing = background.submit(run_sanitizers, run, job, [tests for tests in targets if built[tests] is None])
+        with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+            results.update(pool.map(run_one, runnable))
+        stages["tests"] = time.monotonic() - started
+        sanitizer_reports = sanitizing.result()
+        stages["sanitizers"] = time.monotonic() - started
     symbol_findings = symbols_in_binaries(
         job / "build", assignment.id, test_targets(assignment, run.times_speed), assignment.grading.forbidden
     )
@@ -370,6 +393,7 @@ def _grade_files(
     started = time.monotonic()
     grades = add_speed(run, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
     stages["speed"] = time.monotonic() - started
+    grades = add_sanitizer_reports(run, grades, sanitizer_reports)
     all_findings = findings + tuple(finding for found in symbol_findings.values() for finding in found)
     return tuple(grades), tuple(dict.fromkeys(all_findings))
 
@@ -414,7 +438,9 @@ def _build_step(assignment: Assignment, solution: Path, build_dir: Path) -> Step
     writes only into its build folder."""
     root = assignment.root
     frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
-    readable = [*toolchain_paths(BUILD_TOOLS), *frozen, root / "assignments" / assignment.id, solution]
+    cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
+    tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(cache)]
+    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, solution]
     return build_step(readable, build_dir)
 
 
@@ -593,6 +619,44 @@ def add_speed(
     ]
 
 
+def run_sanitizers(run: GradingRun, job: Path, built: list[str]) -> list[sanitizer.SanitizerReport]:
+    """compute-sanitizer's reports on each built test executable (GPU only; none without the tool)."""
+    tool_path = sanitizer.find_tool()
+    if run.backend != "cuda" or tool_path is None:
+        return []
+
+    def sanitize(job_key: tuple[str, str]) -> sanitizer.SanitizerReport:
+        tests, tool = job_key
+        return sanitizer.sanitize(
+            tool_path, tool, executable(job / "build", run.assignment.id, tests), tests,
+            job / "sanitizers" / f"{tests}.{tool}.log", run.timeout_s * sanitizer.TIMEOUT_FACTOR, run.sandbox,
+        )
+
+    with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+        return list(pool.map(sanitize, [(tests, tool) for tests in built for tool in sanitizer.TOOLS]))
+
+
+def add_sanitizer_reports(run: GradingRun, grades: list[TaskGrade], reports: list[sanitizer.SanitizerReport]) -> list[TaskGrade]:
+    """The sanitizers' reports as feedback on the tasks whose tests they ran; a task with errors
+    loses the manifest's sanitizer_penalty share of its points."""
+    penalty = run.assignment.grading.sanitizer_penalty
+    tests_of = {task.id: task.tests for task in run.assignment.tasks}
+    updated = []
+    for grade in grades:
+        own = [report for report in reports if report.tests == tests_of[grade.id]]
+        if not own:
+            updated.append(grade)
+            continue
+        lines = [f"at sizes {', '.join(map(str, sanitizer.SIZES))}:"] + [report.describe() for report in own]
+        clean = not any(report.errors for report in own)
+        deduction = 0.0 if clean else round(grade.points * penalty, 2)
+        if deduction:
+            lines.append(f"sanitizer errors cost {penalty:.0%} of this task's points: -{deduction:g}")
+        updated.append(replace(grade, points=round(grade.points - deduction, 2), sanitizer="\n".join(lines),
+                               sanitizer_clean=clean, sanitizer_deduction=deduction))
+    return updated
+
+
 def score_answers(assignment: Assignment, task: Task, solution: Path) -> TaskGrade:
     """Each question's points for an answer equal to the instructor's (within its tolerance)."""
     try:
@@ -645,12 +709,12 @@ def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> tuple[st
     return tuple(findings)
 
 
-# Functions a program must not define: the clocks the harness and the speed timer read. Defined
-# in the executable, one replaces libc's or libstdc++'s for the whole process (the CUDA runtime's
-# own functions need no entry: linked statically, a second definition fails to link).
+# Functions a program must not define: libc's clocks, which the harness and the speed timer
+# read. Defined in the executable, one replaces libc's for the whole process (the CUDA runtime's
+# own functions need no entry: linked statically, a second definition fails to link). Not
+# libstdc++'s clocks: some toolchains link libstdc++ statically, so its definitions are there.
 DENIED_DEFINITIONS = frozenset({
     "clock_gettime", "__clock_gettime", "__clock_gettime64", "gettimeofday", "time", "clock", "times", "timespec_get",
-    "std::chrono::_V2::steady_clock::now()", "std::chrono::_V2::system_clock::now()",
 })
 
 

@@ -55,6 +55,9 @@ class Grading:
     # Words that must not appear in a student's files or in the symbols of their build (libraries a
     # task forbids), matched as whole words, case-insensitively.
     forbidden: tuple[str, ...] = ()
+    # The share of a task's points that GPU sanitizer errors (compute-sanitizer's memcheck,
+    # racecheck, synccheck) cost; 0 reports them as feedback only.
+    sanitizer_penalty: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -277,7 +280,7 @@ def _grading(table: dict) -> Grading:
         table,
         "grading",
         {},
-        {"hidden_size_ranges": list, "public_share": float, "timeout": int, "forbidden": list},
+        {"hidden_size_ranges": list, "public_share": float, "timeout": int, "forbidden": list, "sanitizer_penalty": float},
     )
     ranges = []
     for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
@@ -294,7 +297,10 @@ def _grading(table: dict) -> Grading:
     if timeout <= 0:
         raise _error("grading.timeout", f"expected a positive number of seconds, got {timeout}")
     forbidden = _string_list(table.get("forbidden", []), "grading.forbidden")
-    return Grading(tuple(ranges), share, timeout, forbidden)
+    penalty = table.get("sanitizer_penalty", defaults.sanitizer_penalty)
+    if not 0 <= penalty <= 1:
+        raise _error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
+    return Grading(tuple(ranges), share, timeout, forbidden, penalty)
 
 
 def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:

@@ -52,6 +52,12 @@ def entries(grade: Grade) -> list[Entry]:
                 Entry(f"{task.id}: {group.group} tests", task.id, group.points, group.max_points,
                       group.verdict == PASSED and group.points == group.max_points, group.verdict, output, group.seconds)
             )
+        if task.sanitizer:
+            rows.append(
+                Entry(f"{task.id}: GPU sanitizers", task.id, -task.sanitizer_deduction if task.sanitizer_deduction else 0.0, 0.0,
+                      task.sanitizer_clean,
+                      "no errors" if task.sanitizer_clean else "errors found", task.sanitizer, 0.0)
+            )
         for result in task.speed:
             rows.append(
                 Entry(f"{task.id}: speed of {result.case} at {size_name(result.size)}", task.id, result.points,

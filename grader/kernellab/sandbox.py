@@ -24,7 +24,6 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -124,9 +123,13 @@ class Sandbox:
         return sandbox
 
     def describe(self) -> str:
-        limits = self._cgroups.describe() if self._cgroups else "RLIMIT_DATA per process" + (
-            "" if os.geteuid() == 0 else " and RLIMIT_NPROC")
-        return f"bubblewrap ({self._bwrap}); memory and processes limited by {limits}"
+        bounded = self._cgroups.controllers if self._cgroups else frozenset()
+        memory = self._cgroups.describe() if "memory" in bounded else "RLIMIT_DATA per process"
+        if "pids" in bounded:
+            processes = self._cgroups.describe()
+        else:
+            processes = "nothing but the wall clock (root is exempt from RLIMIT_NPROC)" if os.geteuid() == 0 else "RLIMIT_NPROC"
+        return f"bubblewrap ({self._bwrap}); memory limited by {memory}; processes by {processes}"
 
     @contextmanager
     def confine(self, command: list[str], step: Step, cwd: Path) -> Iterator[Confined]:
@@ -171,8 +174,8 @@ class Sandbox:
 
 
 def toolchain_paths(tools: Iterable[str]) -> tuple[Path, ...]:
-    """The installation folders of `tools` (compilers, cmake, ninja, python) that lie outside the
-    system paths every sandbox sees, e.g. a CUDA toolkit in /opt or a Python virtual environment."""
+    """The installation folders of `tools` (names on PATH or paths of compilers, cmake, ninja,
+    python) that lie outside the system paths every sandbox sees, e.g. a compiler in /opt/gcc."""
     found = set()
     for tool in tools:
         located = shutil.which(tool)
@@ -182,9 +185,6 @@ def toolchain_paths(tools: Iterable[str]) -> tuple[Path, ...]:
             prefix = executable.parent.parent
             if not any(_within(prefix, Path(system)) for system in SYSTEM_PATHS) and prefix != Path("/"):
                 found.add(prefix)
-    for prefix in (sys.prefix, sys.base_prefix):
-        if not any(_within(Path(prefix), Path(system)) for system in SYSTEM_PATHS):
-            found.add(Path(prefix))
     return tuple(sorted(found))
 
 
@@ -199,10 +199,11 @@ def limit_process(step: Step, group: "StepCgroup | None" = None) -> None:
         group.join()
     for limit, value in ((resource.RLIMIT_FSIZE, step.file_bytes), (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(limit, (value, value))
-    if group is None:
+    bounded = group.controllers if group else frozenset()
+    if "memory" not in bounded:
         resource.setrlimit(resource.RLIMIT_DATA, (step.memory_bytes, step.memory_bytes))
-        if os.geteuid() != 0:  # root's processes are exempt from RLIMIT_NPROC
-            resource.setrlimit(resource.RLIMIT_NPROC, (step.processes, step.processes))
+    if "pids" not in bounded and os.geteuid() != 0:  # root's processes are exempt from RLIMIT_NPROC
+        resource.setrlimit(resource.RLIMIT_NPROC, (step.processes, step.processes))
 
 
 class Cgroups:
@@ -229,7 +230,8 @@ class Cgroups:
         base = Path("/sys/fs/cgroup") / own.lstrip("/")
         if base.name == GRADER_CGROUP:
             base = base.parent  # this process already moved itself (an earlier find)
-        if not {"memory", "pids"} <= set((base / "cgroup.controllers").read_text().split()):
+        controllers = [name for name in ("memory", "pids") if name in (base / "cgroup.controllers").read_text().split()]
+        if not controllers:
             return None
         leaf = base / GRADER_CGROUP
         leaf.mkdir(exist_ok=True)
@@ -244,8 +246,8 @@ class Cgroups:
                 except OSError as error:
                     if error.errno != errno.ESRCH:
                         raise
-        (base / "cgroup.subtree_control").write_text("+memory +pids")
-        return cls({"memory": base, "pids": base}, 2)
+        (base / "cgroup.subtree_control").write_text(" ".join(f"+{name}" for name in controllers))
+        return cls({name: base for name in controllers}, 2)
 
     @classmethod
     def _find_v1(cls) -> "Cgroups | None":
@@ -254,16 +256,23 @@ class Cgroups:
             own = _own_cgroup(controller)
             hierarchy = Path("/sys/fs/cgroup") / controller
             if own is None or not (hierarchy / "cgroup.procs").exists():
-                return None
+                continue
             parent = hierarchy / own.lstrip("/")
             probe = parent / f"kernellab-probe-{uuid.uuid4().hex[:8]}"
-            probe.mkdir()
-            probe.rmdir()
+            try:
+                probe.mkdir()
+                probe.rmdir()
+            except OSError:
+                continue
             parents[controller] = parent
-        return cls(parents, 1)
+        return cls(parents, 1) if parents else None
+
+    @property
+    def controllers(self) -> frozenset[str]:
+        return frozenset(self._parents)
 
     def describe(self) -> str:
-        return f"cgroup v{self._version}"
+        return f"cgroup v{self._version} ({', '.join(sorted(self._parents))})"
 
     def step(self, step: Step) -> "StepCgroup":
         name = f"kernellab-step-{uuid.uuid4().hex[:12]}"
@@ -282,17 +291,22 @@ class StepCgroup:
         self._folders = folders
         self._version = version
 
+    @property
+    def controllers(self) -> frozenset[str]:
+        return frozenset(self._folders)
+
     def set_limits(self, step: Step) -> None:
-        memory, pids = self._folders["memory"], self._folders["pids"]
-        if self._version == 2:
+        memory, pids = self._folders.get("memory"), self._folders.get("pids")
+        if memory and self._version == 2:
             (memory / "memory.max").write_text(str(step.memory_bytes))
             if (memory / "memory.swap.max").exists():
                 (memory / "memory.swap.max").write_text("0")
-        else:
+        elif memory:
             (memory / "memory.limit_in_bytes").write_text(str(step.memory_bytes))
             if (memory / "memory.memsw.limit_in_bytes").exists():
                 (memory / "memory.memsw.limit_in_bytes").write_text(str(step.memory_bytes))
-        (pids / "pids.max").write_text(str(step.processes))
+        if pids:
+            (pids / "pids.max").write_text(str(step.processes))
 
     def join(self) -> None:
         """Move the calling process into the step's cgroup(s) (in the child, before exec)."""
@@ -302,13 +316,14 @@ class StepCgroup:
 
     def limit_hit(self) -> str:
         """'memory' or 'processes' when the step ran into that limit, else ''."""
-        memory, pids = self._folders["memory"], self._folders["pids"]
-        if self._version == 2:
-            if _event_count(memory / "memory.events", "oom_kill"):
-                return "memory"
-        elif _event_count(memory / "memory.oom_control", "oom_kill") or _event_count(memory / "memory.oom_control", "under_oom"):
+        memory, pids = self._folders.get("memory"), self._folders.get("pids")
+        if memory and self._version == 2 and _event_count(memory / "memory.events", "oom_kill"):
             return "memory"
-        if _event_count(pids / "pids.events", "max"):
+        if memory and self._version == 1 and (
+            _event_count(memory / "memory.oom_control", "oom_kill") or _event_count(memory / "memory.oom_control", "under_oom")
+        ):
+            return "memory"
+        if pids and _event_count(pids / "pids.events", "max"):
             return "processes"
         return ""
 

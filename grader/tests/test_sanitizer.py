@@ -1,0 +1,83 @@
+"""compute-sanitizer's reports, read from its log file, and what they show and cost in a grade."""
+
+from dataclasses import replace
+
+import pytest
+
+from kernellab import reports
+from kernellab.errors import InputError
+from kernellab.grading import PASSED, Grade, GroupResult, score_task
+from kernellab.manifest import load_manifest
+from kernellab.runner import RunOutcome
+from kernellab.sanitizer import parse_report
+from helpers import REAL_ROOT
+
+FINISHED = RunOutcome(exit_code=0, timed_out=False, seconds=1.0, output="")
+
+MEMCHECK_LOG = """\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ read of size 4 bytes
+=========     at scanIncBlockKernel(int *, const int *, unsigned long)+0x1b0 in /job/submission/pbbKernels.cu.h:212
+=========     by thread (1024,0,0) in block (0,0,0)
+=========     Address 0x7f00001000 is out of bounds
+=========     and is 4 bytes after the nearest allocation at 0x7f00000000 of size 4096 bytes
+=========
+========= ERROR SUMMARY: 7 errors
+"""
+
+RACECHECK_LOG = """\
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at scanIncWarp+0x90 in /job/submission/pbbKernels.cu.h:101
+=========     and Read access at scanIncWarp+0x70 in /job/submission/pbbKernels.cu.h:100 [512 hazards]
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+
+
+def test_a_memcheck_report_gives_the_error_count_and_the_first_error_with_its_line():
+    report = parse_report("scan_block", "memcheck", MEMCHECK_LOG, FINISHED)
+    assert report.errors == 7
+    assert report.first_error.splitlines()[0] == "Invalid __global__ read of size 4 bytes"
+    assert "pbbKernels.cu.h:212" in report.first_error
+    assert report.describe().startswith("memcheck: 7 error(s), the first:")
+
+
+def test_a_racecheck_report_counts_its_hazards():
+    report = parse_report("scan_warp", "racecheck", RACECHECK_LOG, FINISHED)
+    assert report.errors == 1 and "pbbKernels.cu.h:101" in report.first_error
+
+
+def test_a_clean_report_says_no_errors():
+    report = parse_report("copy", "synccheck", "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n", FINISHED)
+    assert (report.errors, report.describe()) == (0, "synccheck: no errors")
+
+
+@pytest.mark.parametrize("outcome, why", [
+    (RunOutcome(exit_code=None, timed_out=True, seconds=60.0, output=""), "timed out"),
+    (RunOutcome(exit_code=-11, timed_out=False, seconds=1.0, output=""), "ended with -11"),
+])
+def test_a_report_without_a_summary_is_no_report_and_says_why(outcome, why):
+    report = parse_report("copy", "memcheck", "========= COMPUTE-SANITIZER\n", outcome)
+    assert report.errors is None and why in report.describe()
+
+
+def test_the_sanitizer_row_shows_in_every_report_and_its_deduction_adds_up():
+    pbb = load_manifest(REAL_ROOT / "assignments" / "pbb" / "assignment.toml", REAL_ROOT)
+    copy = score_task(pbb, pbb.tasks[0], (GroupResult("public", PASSED), GroupResult("hidden", PASSED)), ())
+    flagged = replace(copy, points=copy.points - 2, sanitizer="memcheck: 7 error(s)", sanitizer_clean=False,
+                      sanitizer_deduction=2.0)
+    grade = Grade(student="bob", assignment="pbb", backend="cuda", status="graded", tasks=(flagged,))
+    document = reports.gradescope(grade)
+    row = next(test for test in document["tests"] if test["name"] == "copy: GPU sanitizers")
+    assert (row["score"], row["max_score"], row["status"]) == (-2.0, 0.0, "failed")
+    assert sum(test["score"] for test in document["tests"]) == document["score"] == copy.points - 2
+    assert "memcheck: 7 error(s)" in reports.markdown(grade)
+
+
+@pytest.mark.parametrize("penalty", ["-0.5", "1.5"])
+def test_a_sanitizer_penalty_outside_0_to_1_is_a_manifest_error(tmp_path, penalty):
+    text = (REAL_ROOT / "assignments" / "pbb" / "assignment.toml").read_text()
+    manifest = tmp_path / "assignment.toml"
+    manifest.write_text(text.replace("[grading]\n", f"[grading]\nsanitizer_penalty = {penalty}\n"))
+    with pytest.raises(InputError, match="sanitizer_penalty"):
+        load_manifest(manifest, REAL_ROOT)
