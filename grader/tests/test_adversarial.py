@@ -228,6 +228,7 @@ def graded(tmp_path_factory) -> Graded:
             continue
         attacks[attack.name] = attack
         make_submission(attack, submissions, assignment.reference_dir)
+    (top / "out").mkdir()
     listener = Listener()
     try:
         run = GradingRun(assignment, backend, work, sandbox, SEED, cmake_args)
