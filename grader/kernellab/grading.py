@@ -647,7 +647,8 @@ def add_sanitizer_reports(run: GradingRun, grades: list[TaskGrade], reports: lis
         if not own:
             updated.append(grade)
             continue
-        lines = [f"at sizes {', '.join(map(str, sanitizer.SIZES))}:"] + [report.describe() for report in own]
+        where = f"at size {', '.join(map(str, sanitizer.SIZES))}, blocks of {' and '.join(map(str, sanitizer.BLOCK_SIZES))} threads:"
+        lines = [where] + [report.describe() for report in own]
         clean = not any(report.errors for report in own)
         deduction = 0.0 if clean else round(grade.points * penalty, 2)
         if deduction:

@@ -20,8 +20,10 @@ from kernellab.sandbox import Sandbox, Step
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # The one small size the tests run at under a sanitizer (KERNELLAB_SIZES): just over a block of
 # 1024, so that the last block holds a single element and tails, partial warps and barriers are
-# all exercised. The tests still go through every block size.
+# all exercised; and the block sizes (KERNELLAB_BLOCK_SIZES, where a test takes them from the
+# harness): one warp, and the largest block, where the course's scanIncBlock races.
 SIZES = (1025,)
+BLOCK_SIZES = (32, 1024)
 # The sanitizers slow a program down by 10-100x on the GPU; the sizes above are small.
 TIMEOUT_FACTOR = 4
 # compute-sanitizer's own lines start with this.
@@ -69,7 +71,7 @@ def sanitize(
         [tool_path, "--tool", tool, "--log-file", str(log), "--print-limit", "3", str(program), "--order", "decl"],
         cwd=log.parent,
         timeout_s=timeout_s,
-        environment={"KERNELLAB_SIZES": ",".join(map(str, SIZES))},
+        environment={"KERNELLAB_SIZES": ",".join(map(str, SIZES)), "KERNELLAB_BLOCK_SIZES": ",".join(map(str, BLOCK_SIZES))},
         sandbox=sandbox,
         step=step,
     )

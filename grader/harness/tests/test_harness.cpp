@@ -1,6 +1,7 @@
 // The harness's own tests: they need no GPU and run everywhere, CI included.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include "kernellab/catch.hpp"
 #include "kernellab/compare.hpp"
 #include "kernellab/inputs.hpp"
@@ -41,6 +42,16 @@ TEST_CASE("hostileSizes covers the boundaries of warps, blocks and powers of two
         CAPTURE(n);
         CHECK(std::find(sizes.begin(), sizes.end(), n) != sizes.end());
     }
+}
+
+TEST_CASE("the grader narrows sizes and block sizes through the environment", "[harness]") {
+    CHECK(blockSizes() == std::vector<uint32_t>{32, 64, 128, 256, 512, 1024});
+    setenv("KERNELLAB_SIZES", "1025", 1);
+    setenv("KERNELLAB_BLOCK_SIZES", "32,1024", 1);
+    CHECK(hostileSizes() == std::vector<uint32_t>{1025});
+    CHECK(blockSizes() == std::vector<uint32_t>{32, 1024});
+    unsetenv("KERNELLAB_SIZES");
+    unsetenv("KERNELLAB_BLOCK_SIZES");
 }
 
 TEST_CASE("randomFlags sets about one flag per mean segment length", "[harness]") {
