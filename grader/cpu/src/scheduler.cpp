@@ -248,10 +248,18 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
     unpoison(shared_.data(), request.dynamic_shared);
     std::memset(shared_.data(), kSharedPoison, request.dynamic_shared);
 
+    // Thread indices advance like an odometer rather than by three divisions per thread and block.
+    uint3 thread_idx{0, 0, 0};
     for (unsigned i = 0; i < threads_; i++) {
         Fiber& fiber = fibers_[i];
-        fiber.thread_idx = uint3{i % request.block.x, i / request.block.x % request.block.y,
-                                 i / (request.block.x * request.block.y)};
+        fiber.thread_idx = thread_idx;
+        if (++thread_idx.x == request.block.x) {
+            thread_idx.x = 0;
+            if (++thread_idx.y == request.block.y) {
+                thread_idx.y = 0;
+                thread_idx.z++;
+            }
+        }
         fiber.block_idx = block_idx;
         fiber.block_dim = request.block;
         fiber.grid_dim = request.grid;

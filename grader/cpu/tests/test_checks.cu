@@ -268,6 +268,27 @@ TEST_CASE("Shared memory and atomics behave as on the GPU", "[runtime]") {
     CHECK(d_doubles.download()[0] == 8 * 64 * 32.0);
 }
 
+/** Each thread writes its own threadIdx at its linear index within the block. */
+__global__ void threadIndices(uint3* out) {
+    const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    out[blockIdx.x * blockDim.x * blockDim.y * blockDim.z + linear] = threadIdx;
+}
+
+TEST_CASE("Threads of a three-dimensional block get CUDA's threadIdx", "[runtime]") {
+    const dim3 block(5, 3, 2);
+    DeviceBuffer<uint3> d_out(2 * 30);
+    threadIndices<<<2, block>>>(d_out.data());
+    KL_CHECK_LAUNCH();
+    const auto out = d_out.download();
+    for (unsigned i = 0; i < out.size(); i++) {
+        const unsigned linear = i % 30;
+        CAPTURE(i);
+        CHECK(out[i].x == linear % 5);
+        CHECK(out[i].y == linear / 5 % 3);
+        CHECK(out[i].z == linear / 15);
+    }
+}
+
 // ---- out-of-bounds accesses (the AddressSanitizer flavour, KERNELLAB_CPU_SANITIZE=address) ----
 
 __global__ void writesPastTheEnd(int* out) {
