@@ -25,6 +25,7 @@
 struct DeviceFigures {
     uint32_t sms;               // streaming multiprocessors
     uint32_t threads_per_sm;    // resident threads per multiprocessor
+    uint32_t blocks_per_sm;     // resident blocks per multiprocessor, whatever their size
     uint32_t shared_per_block;  // shared memory per block without opting in (bytes)
 };
 
@@ -41,7 +42,7 @@ inline const DeviceFigures& deviceFigures() {
         checkCudaCall(cudaGetDevice(&device), "cudaGetDevice");
         checkCudaCall(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
         return DeviceFigures{uint32_t(prop.multiProcessorCount), uint32_t(prop.maxThreadsPerMultiProcessor),
-                             uint32_t(prop.sharedMemPerBlock)};
+                             uint32_t(prop.maxBlocksPerMultiProcessor), uint32_t(prop.sharedMemPerBlock)};
     }();
     return figures;
 }
@@ -63,9 +64,11 @@ inline void checkReduceArguments(const char* wrapper, const uint32_t block, cons
     }
 }
 
-/** Blocks of `block` threads that stay resident on the device at once. */
+/** Blocks of `block` threads that stay resident on the device at once, by threads and by blocks per multiprocessor. */
 inline uint64_t residentBlocks(const uint32_t block) {
-    return uint64_t(deviceFigures().sms) * (deviceFigures().threads_per_sm / block);
+    const uint32_t by_threads = deviceFigures().threads_per_sm / block;
+    const uint32_t per_sm = by_threads < deviceFigures().blocks_per_sm ? by_threads : deviceFigures().blocks_per_sm;
+    return uint64_t(deviceFigures().sms) * per_sm;
 }
 
 /**
@@ -159,8 +162,8 @@ void reduceShuffle(uint32_t block, uint64_t n, typename OP::Elem* d_out, const t
 }
 
 /**
- * The grid of rung 7: enough blocks for COARSE_FACTOR Vec4 loads per thread, at most as many as
- * stay resident on the device (the grid-stride loop does the rest).
+ * The grid of rung 7: a block for each tile (COARSE_FACTOR Vec4 loads per thread), at most as
+ * many blocks as stay resident on the device (the grid-stride loop over tiles does the rest).
  */
 inline uint32_t reduceCoarsenedBlocks(const uint64_t n, const uint32_t block) {
     const uint64_t per_block = uint64_t(block) * 4 * COARSE_FACTOR;
@@ -169,15 +172,16 @@ inline uint32_t reduceCoarsenedBlocks(const uint64_t n, const uint32_t block) {
 }
 
 /**
- * The ticket counter of rung 7's last-block hand-over: device memory holding 0 between launches,
- * allocated on first use on the current device, and shared by every call, which is why the
- * calls must not overlap (the wrappers launch on the default stream).
+ * The ticket of rung 7's last-block hand-over (64 bits: the blocks done, and for int sums their
+ * sum): device memory holding 0 between launches, allocated on first use on the current device,
+ * and shared by every call, which is why the calls must not overlap (the wrappers launch on the
+ * default stream).
  */
-inline uint32_t* reduceTicket() {
-    static uint32_t* const ticket = [] {
-        uint32_t* d_ticket = nullptr;
-        checkCudaCall(cudaMalloc(&d_ticket, sizeof(uint32_t)), "allocating rung 7's ticket");
-        checkCudaCall(cudaMemset(d_ticket, 0, sizeof(uint32_t)), "clearing rung 7's ticket");
+inline unsigned long long* reduceTicket() {
+    static unsigned long long* const ticket = [] {
+        unsigned long long* d_ticket = nullptr;
+        checkCudaCall(cudaMalloc(&d_ticket, sizeof(unsigned long long)), "allocating rung 7's ticket");
+        checkCudaCall(cudaMemset(d_ticket, 0, sizeof(unsigned long long)), "clearing rung 7's ticket");
         return d_ticket;
     }();
     return ticket;
