@@ -31,7 +31,7 @@ from kernellab.intake import Intake, SubmissionRejected, take
 from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
-from kernellab.sandbox import Sandbox, Step, build_step, run_step, toolchain_paths
+from kernellab.sandbox import Sandbox, SandboxFailure, Step, build_step, run_step, toolchain_paths
 from kernellab.speed import SpeedResult
 
 GROUPS = ("public", "hidden")
@@ -332,7 +332,7 @@ def grade_submission(run: GradingRun, submission: Path, student: str, job: Path)
     stages: dict[str, float] = {}
     try:
         tasks, findings = _grade_files(run, intake, job, stages)
-    except (GradingError, InputError, OSError) as error:
+    except (GradingError, InputError, OSError, SandboxFailure) as error:
         message = error.message if isinstance(error, InputError) else str(error)
         return Grade(status="not graded", message=message, files=intake.files, seconds=time.monotonic() - started, **base)
     return Grade(

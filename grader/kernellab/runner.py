@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab.sandbox import Confined, Sandbox, Step, limit_process
+from kernellab.sandbox import Confined, Sandbox, SandboxFailure, Step, limit_process
 
 # Output kept from each end of a run's output; the middle is dropped and counted.
 OUTPUT_KEPT_BYTES = 32 << 10
@@ -96,6 +96,7 @@ def run(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=confined.preexec,
+            pass_fds=confined.pass_fds,
         )
         output = _BoundedOutput()
         reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
@@ -112,6 +113,8 @@ def run(
             process.wait()
         reader.join(timeout=5)
         exit_code = None if timed_out else process.returncode
+        if not timed_out and not confined.started():
+            raise SandboxFailure(f"the sandbox could not start {command[0]}: {output.text().strip()[:500]}")
         if sandbox and step and exit_code is not None and SANDBOX_SIGNAL_BASE < exit_code <= SANDBOX_SIGNAL_BASE + 64:
             exit_code = SANDBOX_SIGNAL_BASE - exit_code  # bubblewrap's "killed by signal N", as Popen words it
         return RunOutcome(exit_code, timed_out, time.monotonic() - started, output.text(), confined.limit_hit())

@@ -18,12 +18,15 @@ fail on the H100 machines, whose driver reserves address space it never touches.
 """
 
 import errno
+import fcntl
 import functools
 import glob
 import os
 import resource
 import shutil
+import stat
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -42,6 +45,12 @@ SYSTEM_ETC_FILES = (
 GPU_DEVICE_PATTERNS = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia[0-9]*")
 # Who student code is inside the sandbox.
 SANDBOX_UID = 65534
+# Where a grader running as root has no cgroup to count a step's processes, each step runs as a
+# uid of its own from this range (outside the sandbox too), so that RLIMIT_NPROC, which exempts
+# root, bounds it and no other step: a fork bomb then starves neither the grader nor the other
+# students of a batch. Files a step writes are handed to its uid first; the folders above a
+# step's files must be searchable by others (the default work folder build/grader is).
+STEP_UIDS = range(2_000_000_000, 2_000_000_000 + 4096)
 # The cgroup v2 leaf the grader's own processes move to, so that its cgroup may hold one child
 # cgroup per step (v2 lets only cgroups without processes of their own delegate controllers).
 GRADER_CGROUP = "kernellab-grader"
@@ -49,6 +58,11 @@ GRADER_CGROUP = "kernellab-grader"
 
 class SandboxUnavailable(Exception):
     """Student code cannot be sandboxed here; the message says why and what to do."""
+
+
+class SandboxFailure(Exception):
+    """bubblewrap could not set up a step's sandbox, so the program never ran: a problem of the
+    grading machine (a bind source it cannot reach...), never the student's."""
 
 
 @dataclass(frozen=True)
@@ -87,14 +101,19 @@ class Confined:
     cwd: Path
     preexec: Callable[[], None] | None
     limit_hit: Callable[[], str]
+    # File descriptors the child keeps, and after the run, whether the program ever started.
+    pass_fds: tuple[int, ...] = ()
+    started: Callable[[], bool] = lambda: True
 
 
 class Sandbox:
     """Runs steps inside bubblewrap with limits; `find()` makes sure it works on this machine."""
 
-    def __init__(self, bwrap: str, cgroups: "Cgroups | None"):
+    def __init__(self, bwrap: str, bash: str, cgroups: "Cgroups | None"):
         self._bwrap = bwrap
+        self._bash = bash
         self._cgroups = cgroups
+        self._step_uids = StepUids() if os.geteuid() == 0 and not (cgroups and "pids" in cgroups.controllers) else None
         self._system = tuple(path for path in SYSTEM_PATHS if os.path.lexists(path))
         self._etc = tuple(f"/etc/{name}" for name in SYSTEM_ETC_FILES if os.path.exists(f"/etc/{name}"))
 
@@ -108,11 +127,15 @@ class Sandbox:
                 "bubblewrap (bwrap) is not installed, so student code cannot be sandboxed here; "
                 "install it (Debian/Ubuntu: apt-get install bubblewrap)"
             )
-        sandbox = cls(bwrap, Cgroups.find())
+        bash = shutil.which("bash")
+        if bash is None or not any(_within(Path(bash), Path(system)) for system in SYSTEM_PATHS):
+            raise SandboxUnavailable("the sandbox starts programs through bash, and there is none in /usr or /bin")
+        sandbox = cls(bwrap, bash, Cgroups.find())
         true = shutil.which("true") or "/bin/true"
         with sandbox.confine([true], Step(readable=()), Path("/")) as confined:
             completed = subprocess.run(
-                confined.argv, preexec_fn=confined.preexec, capture_output=True, text=True, errors="replace", timeout=60
+                confined.argv, preexec_fn=confined.preexec, pass_fds=confined.pass_fds, capture_output=True, text=True,
+                errors="replace", timeout=60,
             )
         if completed.returncode != 0:
             raise SandboxUnavailable(
@@ -127,29 +150,49 @@ class Sandbox:
         memory = self._cgroups.describe() if "memory" in bounded else "RLIMIT_DATA per process"
         if "pids" in bounded:
             processes = self._cgroups.describe()
+        elif self._step_uids:
+            processes = ("RLIMIT_NPROC, each step as a uid of its own (where its files lie in folders others "
+                         "may enter; elsewhere not limited)")
         else:
-            processes = "nothing but the wall clock (root is exempt from RLIMIT_NPROC)" if os.geteuid() == 0 else "RLIMIT_NPROC"
+            processes = "RLIMIT_NPROC"
         return f"bubblewrap ({self._bwrap}); memory limited by {memory}; processes by {processes}"
 
     @contextmanager
     def confine(self, command: list[str], step: Step, cwd: Path) -> Iterator[Confined]:
         """`command` as a sandboxed step; cwd is `cwd` when the step sees it, else /tmp."""
         group = self._cgroups.step(step) if self._cgroups else None
+        # bubblewrap, run as the step's uid, must reach the step's paths through their folders.
+        reachable = all(_reachable_by_others(path) for path in (*step.readable, *step.writable))
+        uid = self._step_uids.acquire() if self._step_uids and reachable else None
+        if uid is not None:
+            for path in step.writable:
+                _hand_over(path, uid)
+        # Inside the sandbox, once it is set up, bash writes a byte to this pipe and closes it
+        # before it becomes the program: no byte means bubblewrap failed, not the program.
+        started_read, started_write = os.pipe()
+        os.set_blocking(started_read, False)
         try:
             inside_cwd = cwd if any(_within(cwd, path) for path in (*step.readable, *step.writable)) else Path("/tmp")
+            announce = [self._bash, "-c", f'printf started >&{started_write}; exec {started_write}>&-; exec "$@"', "bash"]
             yield Confined(
-                argv=[self._bwrap, *self._arguments(step, inside_cwd), "--", *command],
+                argv=[self._bwrap, *self._arguments(step, inside_cwd), "--", *announce, *command],
                 cwd=Path("/"),
-                preexec=functools.partial(limit_process, step, group),
+                preexec=functools.partial(limit_process, step, group, uid),
                 limit_hit=group.limit_hit if group else (lambda: ""),
+                pass_fds=(started_write,),
+                started=lambda: _read_available(started_read) == b"started",
             )
         finally:
+            os.close(started_read)
+            os.close(started_write)
             if group:
                 group.remove()
+            if uid is not None:
+                self._step_uids.release(uid)
 
     def _arguments(self, step: Step, cwd: Path) -> list[str]:
         arguments = [
-            "--unshare-all", "--die-with-parent", "--new-session",
+            "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
             "--hostname", "sandbox",
         ]
@@ -188,13 +231,20 @@ def toolchain_paths(tools: Iterable[str]) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
+def _read_available(descriptor: int) -> bytes:
+    try:
+        return os.read(descriptor, 1 << 16)
+    except BlockingIOError:
+        return b""
+
+
 def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def limit_process(step: Step, group: "StepCgroup | None" = None) -> None:
-    """In the child between fork and exec: join the step's cgroup, then set the rlimits (memory
-    and processes only where no cgroup bounds them)."""
+def limit_process(step: Step, group: "StepCgroup | None" = None, uid: int | None = None) -> None:
+    """In the child between fork and exec: join the step's cgroup, set the rlimits (memory and
+    processes only where no cgroup bounds them), then become the step's own uid if it has one."""
     if group:
         group.join()
     for limit, value in ((resource.RLIMIT_FSIZE, step.file_bytes), (resource.RLIMIT_CORE, 0)):
@@ -202,8 +252,55 @@ def limit_process(step: Step, group: "StepCgroup | None" = None) -> None:
     bounded = group.controllers if group else frozenset()
     if "memory" not in bounded:
         resource.setrlimit(resource.RLIMIT_DATA, (step.memory_bytes, step.memory_bytes))
-    if "pids" not in bounded and os.geteuid() != 0:  # root's processes are exempt from RLIMIT_NPROC
+    if "pids" not in bounded and os.geteuid() != 0 or uid is not None:  # root is exempt from RLIMIT_NPROC
         resource.setrlimit(resource.RLIMIT_NPROC, (step.processes, step.processes))
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """Whether any user may walk to `path` (every folder above it searchable by others)."""
+    return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in path.parents)
+
+
+def _hand_over(path: Path, uid: int) -> None:
+    """Make `path` (a file, or a folder with all it holds) the step uid's to write."""
+    os.chown(path, uid, uid)
+    if path.is_dir() and not path.is_symlink():
+        for folder, folders, files in os.walk(path):
+            for name in folders + files:
+                os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+
+
+class StepUids:
+    """The uids of STEP_UIDS not in use by a step, in this grader process or another one (each
+    held through an exclusive lock on a file of its own)."""
+
+    def __init__(self, lock_folder: Path = Path("/tmp")):
+        self._lock_folder = lock_folder
+        self._held: dict[int, int] = {}  # uid -> its lock file's descriptor
+        self._lock = threading.Lock()
+
+    def acquire(self) -> int:
+        with self._lock:
+            for uid in STEP_UIDS:
+                if uid in self._held:
+                    continue
+                descriptor = os.open(self._lock_folder / f"kernellab-step-uid-{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(descriptor)
+                    continue
+                self._held[uid] = descriptor
+                return uid
+        raise SandboxFailure(f"all {len(STEP_UIDS)} step uids are in use")
+
+    def release(self, uid: int) -> None:
+        with self._lock:
+            os.close(self._held.pop(uid))  # closing the descriptor drops its lock
 
 
 class Cgroups:

@@ -1,0 +1,138 @@
+"""The sandbox around student code (bubblewrap, real): what a step sees, what it may write, and
+the limits that stop it. Skipped where bubblewrap cannot run."""
+
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from kernellab import runner
+from kernellab.sandbox import (
+    STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, machine_sandbox, run_step,
+)
+
+PYTHON = "/usr/bin/python3"
+
+try:
+    SANDBOX = machine_sandbox()
+except SandboxUnavailable as why:
+    pytest.skip(f"no sandbox here: {why}", allow_module_level=True)
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Path:
+    """A job folder that other users may reach (pytest's own are 0700), as the grader's are."""
+    folder = Path("/tmp") / f"kernellab-sandbox-test-{os.getpid()}-{tmp_path.name}"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def run_python(code: str, step: Step, sandbox: Sandbox = SANDBOX, timeout_s: float = 30) -> runner.RunOutcome:
+    return runner.run([PYTHON, "-c", code], Path("/tmp"), timeout_s, sandbox=sandbox, step=step)
+
+
+def test_a_step_sees_its_own_files_and_nothing_else_of_the_job(job: Path):
+    (job / "secret.rec").write_text("expected results")
+    (job / "program.txt").write_text("mine")
+    outcome = run_python(
+        f"import os; print(open('{job}/program.txt').read()); print(os.path.exists('{job}/secret.rec'))",
+        Step(readable=(job / "program.txt",)),
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.output.split() == ["mine", "False"]
+
+
+def test_a_step_writes_its_output_file_and_nowhere_else_that_lasts(job: Path):
+    output = job / "records.rec"
+    output.touch()
+    outcome = run_python(
+        f"open('{output}', 'w').write('data')\n"
+        f"for path in ('{job}/forged.json', '/usr/forged.json'):\n"
+        f"    try: open(path, 'w').write('x'); print('wrote', path)\n"
+        f"    except OSError as error: print('refused', path, error.errno)",
+        run_step(Path(PYTHON), [output], gpu=False),
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert output.read_text() == "data"
+    assert "refused /usr/forged.json" in outcome.output
+    assert not (job / "forged.json").exists()  # written, if at all, to the sandbox's own tmpfs
+
+
+def test_a_step_has_no_network():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        outcome = run_python(
+            f"import socket\ntry: socket.create_connection(('127.0.0.1', {port}), timeout=5); print('connected')\n"
+            f"except OSError as error: print('refused', error)",
+            Step(readable=()),
+        )
+    assert "refused" in outcome.output and "connected" not in outcome.output
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="no unshare (util-linux)")
+def test_a_step_cannot_make_user_namespaces_of_its_own():
+    command = [shutil.which("unshare"), "--user", "echo", "unshared"]
+    outcome = runner.run(command, Path("/tmp"), 30, sandbox=SANDBOX, step=Step(readable=()))
+    assert outcome.exit_code != 0 and "unshared" not in outcome.output
+
+
+def test_a_fork_bomb_is_stopped_and_the_grader_goes_on():
+    outcome = run_python("import os\nwhile True:\n    os.fork()", Step(readable=(), processes=64), timeout_s=60)
+    assert not outcome.timed_out and outcome.exit_code != 0
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    thread.join()
+
+
+def test_a_memory_bomb_is_stopped():
+    outcome = run_python("block = bytearray(3 << 30); print('allocated')", Step(readable=(), memory_bytes=1 << 30))
+    assert outcome.exit_code != 0 and "allocated" not in outcome.output
+
+
+def test_a_program_killed_by_a_signal_reads_as_that_signal():
+    outcome = run_python("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", Step(readable=()))
+    assert outcome.signal_name == "SIGSEGV"
+
+
+def test_a_sandbox_that_cannot_be_set_up_is_the_graders_failure_not_the_programs(job: Path):
+    with pytest.raises(SandboxFailure, match="Can't find source path"):
+        run_python("print('ran')", Step(readable=(job / "missing",)))
+
+
+def test_a_program_that_prints_like_bubblewrap_is_still_the_program():
+    outcome = run_python("print('bwrap: Can not find source path'); raise SystemExit(1)", Step(readable=()))
+    assert outcome.exit_code == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="step uids are for a grader running as root")
+def test_without_a_process_cgroup_a_root_grader_runs_each_step_as_a_uid_of_its_own(job: Path):
+    sandbox = Sandbox(shutil.which("bwrap"), shutil.which("bash"), cgroups=None)
+    output = job / "records.rec"
+    output.touch()
+    outcome = run_python(f"open('{output}', 'w').write('data')", run_step(Path(PYTHON), [output], gpu=False), sandbox)
+    assert outcome.exit_code == 0, outcome.output
+    assert output.stat().st_uid in STEP_UIDS
+    bomb = run_python("import os\nwhile True:\n    os.fork()", Step(readable=(), processes=64), sandbox, timeout_s=60)
+    assert not bomb.timed_out and bomb.exit_code != 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="step uids are for a grader running as root")
+def test_a_step_in_a_folder_others_cannot_enter_runs_without_a_uid_of_its_own(tmp_path: Path):
+    sandbox = Sandbox(shutil.which("bwrap"), shutil.which("bash"), cgroups=None)
+    tmp_path.chmod(0o700)
+    output = tmp_path / "records.rec"
+    output.touch()
+    outcome = run_python(f"open('{output}', 'w').write('data')", run_step(Path(PYTHON), [output], gpu=False), sandbox)
+    assert outcome.exit_code == 0 and output.read_text() == "data" and output.stat().st_uid == 0
+
+
+def test_the_grade_says_which_limits_hold():
+    assert SANDBOX.describe().startswith("bubblewrap")
+    assert Cgroups.find() is None or "cgroup v" in SANDBOX.describe()
