@@ -78,6 +78,8 @@ class Step:
     # The tmpfs /tmp, and the largest file the step may write anywhere.
     tmp_bytes: int = 1 << 30
     file_bytes: int = 1 << 30
+    # Folders of the system the step must not see, covered by an empty tmpfs.
+    hidden: tuple[Path, ...] = ()
 
 
 def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
@@ -88,8 +90,20 @@ def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
 
 def run_step(program: Path, outputs: Iterable[Path], gpu: bool) -> Step:
     """One run of a built program: it sees itself and writes only its `outputs` (files the
-    grader created beforehand)."""
-    return Step((program,), tuple(outputs), gpu=gpu)
+    grader created beforehand), and not the CUDA toolkit's libraries: a program linked with the
+    static CUDA runtime needs only the driver, so a `dlopen` of cuBLAS finds nothing."""
+    return Step((program,), tuple(outputs), gpu=gpu, hidden=toolkit_libraries())
+
+
+@functools.cache
+def toolkit_libraries() -> tuple[Path, ...]:
+    """The library folders of the CUDA toolkit whose nvcc is on PATH (none without one)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return ()
+    toolkit = Path(nvcc).resolve().parent.parent
+    candidates = [toolkit / "lib64", toolkit / "lib", *sorted((toolkit / "targets").glob("*/lib"))]
+    return tuple(dict.fromkeys(path.resolve() for path in candidates if path.is_dir()))
 
 
 @dataclass
@@ -207,6 +221,8 @@ class Sandbox:
         if step.gpu:
             for device in sorted({found for pattern in GPU_DEVICE_PATTERNS for found in glob.glob(pattern)}):
                 arguments += ["--dev-bind", device, device]
+        for path in step.hidden:
+            arguments += ["--tmpfs", str(path)]
         # The tmpfs comes before the binds: a job folder under /tmp is then mounted on top of it.
         arguments += ["--size", str(step.tmp_bytes), "--tmpfs", "/tmp"]
         for path in step.readable:

@@ -11,7 +11,7 @@ import pytest
 
 from kernellab import runner
 from kernellab.sandbox import (
-    STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, machine_sandbox, run_step,
+    STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, machine_sandbox, run_step, toolkit_libraries,
 )
 
 PYTHON = "/usr/bin/python3"
@@ -136,3 +136,13 @@ def test_a_step_in_a_folder_others_cannot_enter_runs_without_a_uid_of_its_own(tm
 def test_the_grade_says_which_limits_hold():
     assert SANDBOX.describe().startswith("bubblewrap")
     assert Cgroups.find() is None or "cgroup v" in SANDBOX.describe()
+
+
+@pytest.mark.skipif(not any(path.glob("libcublas.so*") for path in toolkit_libraries()), reason="no cuBLAS here")
+def test_a_test_program_cannot_load_the_toolkits_libraries():
+    library = next(next(path.glob("libcublas.so*")) for path in toolkit_libraries() if any(path.glob("libcublas.so*")))
+    outcome = run_python(
+        f"import ctypes\ntry: ctypes.CDLL('{library}'); print('loaded')\nexcept OSError: print('not found')",
+        run_step(Path(PYTHON), [], gpu=False),
+    )
+    assert outcome.output.strip() == "not found"
