@@ -24,7 +24,8 @@ CRASHED = "crashed"
 # A wrong version can hang a kernel; a run longer than this counts as a failure.
 TEST_TIMEOUT_S = 600
 
-_ERROR_LINE = re.compile(r"\berror\b", re.IGNORECASE)
+# Linker errors name their cause on the line before "ld returned 1": keep those lines too.
+_ERROR_LINE = re.compile(r"\berror\b|multiple definition of|undefined reference to", re.IGNORECASE)
 _COMPILATION_SUMMARY = re.compile(r"\d+ errors? detected in the compilation of")
 
 

@@ -45,7 +45,8 @@ FROZEN_SOURCES = ("CMakeLists.txt", "grader/harness", "grader/cpu")
 # The programs a build runs, as the configure step recorded them in CMakeCache.txt: the build's
 # sandbox must see their installation folders (a compiler in /opt, a Python virtual environment).
 BUILD_TOOL_ENTRIES = re.compile(
-    r"^(CMAKE_\w+_COMPILER|CMAKE_CUDA_HOST_COMPILER|CMAKE_MAKE_PROGRAM|CMAKE_COMMAND|Python3_EXECUTABLE):\w+=(/.+)$", re.MULTILINE
+    r"^(CMAKE_\w+_COMPILER|CMAKE_CUDA_HOST_COMPILER|CMAKE_MAKE_PROGRAM|CMAKE_COMMAND|_?Python3_EXECUTABLE):\w+=(/.+)$",
+    re.MULTILINE,
 )
 # Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
 PARALLEL_RUNS = 8
@@ -352,7 +353,7 @@ def _grade_files(
 ) -> tuple[tuple[TaskGrade, ...], tuple[str, ...]]:
     assignment = run.assignment
     solution = job / "submission"
-    findings = forbidden_in_sources(solution, assignment.grading.forbidden)
+    source_findings = forbidden_in_sources(solution, assignment.grading.forbidden)
     targets = tested(assignment)
     started = time.monotonic()
     # The reference's runs use the GPU while the student's build uses the CPU.
@@ -381,20 +382,26 @@ def _grade_files(
         sanitizer_reports = sanitizing.result()
         stages["sanitizers"] = time.monotonic() - started
     symbol_findings = symbols_in_binaries(
-        job / "build", assignment.id, test_targets(assignment, run.times_speed), assignment.grading.forbidden
+        job / "build", assignment.id, test_targets(assignment, run.times_speed), assignment.grading.forbidden,
+        baseline=run.reference_build,
     )
+    # A forbidden word in a file costs the tasks whose test executable includes that file.
+    included = solution_files_by_target(job / "build", set(source_findings))
     grades = []
     for task in assignment.tasks:
         if task.answers is not None:
             grades.append(score_answers(assignment, task, solution))
             continue
         groups = tuple(results[(task.tests, group)] for group in run.active_groups())
+        files = included.get(target_name(assignment.id, task.tests)) if included else None
+        findings = tuple(found for name, per_file in source_findings.items() if files is None or name in files for found in per_file)
         grades.append(score_task(assignment, task, groups, findings + symbol_findings.get(task.tests, ())))
     started = time.monotonic()
     grades = add_speed(run, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
     stages["speed"] = time.monotonic() - started
     grades = add_sanitizer_reports(run, grades, sanitizer_reports)
-    all_findings = findings + tuple(finding for found in symbol_findings.values() for finding in found)
+    all_findings = tuple(found for per_file in source_findings.values() for found in per_file)
+    all_findings += tuple(finding for found in symbol_findings.values() for finding in found)
     return tuple(grades), tuple(dict.fromkeys(all_findings))
 
 
@@ -485,11 +492,11 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
     verdict, detail = PASSED, ""
-    if outcome.timed_out:
+    if outcome.limit_hit:  # first: a fork bomb also runs out of time
+        verdict, detail = FAILED, f"stopped by the sandbox's {_limit_words(outcome.limit_hit, step)}"
+    elif outcome.timed_out:
         verdict = TIMED_OUT
         detail = f"no result after {run.timeout_s:g} s (a kernel that never finishes?)"
-    elif outcome.limit_hit:
-        verdict, detail = FAILED, f"stopped by the sandbox's {_limit_words(outcome.limit_hit, step)}"
     elif outcome.exit_code == cmake.NO_GPU_EXIT_CODE and not produced.records:
         verdict, detail = NO_GPU, "no CUDA device"
     elif outcome.signal_name:
@@ -695,19 +702,40 @@ def answer_matches(given: object, answer: int | float, tolerance: float) -> bool
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
-def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> tuple[str, ...]:
-    """'file:line uses cub' for each forbidden word in the code (not the comments) of the files."""
+def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Per file name, 'file:line uses cub' for each forbidden word in its code (not comments)."""
     if not forbidden:
-        return ()
+        return {}
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
-    findings = []
+    findings: dict[str, tuple[str, ...]] = {}
     for path in sorted(solution.iterdir()):
         text = path.read_text(encoding="utf-8", errors="replace")
         code = _COMMENT.sub(lambda match: re.sub(r"[^\n]", " ", match.group()), text)
-        for number, line in enumerate(code.splitlines(), start=1):
-            if found := pattern.search(line):
-                findings.append(f"{path.name}:{number} uses {found[1]}, which this assignment forbids")
-    return tuple(findings)
+        found = tuple(
+            f"{path.name}:{number} uses {match[1]}, which this assignment forbids"
+            for number, line in enumerate(code.splitlines(), start=1)
+            if (match := pattern.search(line))
+        )
+        if found:
+            findings[path.name] = found
+    return findings
+
+
+def solution_files_by_target(build_dir: Path, names: set[str]) -> dict[str, set[str]] | None:
+    """Per CMake target, which of the files `names` its objects include (by file name: the CPU
+    backend compiles rewritten copies), from Ninja's dependency log; None without one."""
+    if not names or not (build_dir / "build.ninja").exists() or shutil.which("ninja") is None:
+        return None
+    log = subprocess.run(["ninja", "-C", str(build_dir), "-t", "deps"], capture_output=True, text=True, errors="replace")
+    included: dict[str, set[str]] = {}
+    target = None
+    for line in log.stdout.splitlines():
+        if line and not line[0].isspace():
+            match = re.search(r"CMakeFiles/([^/]+)\.dir/", line)
+            target = match[1] if match else None
+        elif target and (name := Path(line.strip()).name) in names:
+            included.setdefault(target, set()).add(name)
+    return included
 
 
 # Functions a program must not define: libc's clocks, which the harness and the speed timer
@@ -720,28 +748,33 @@ DENIED_DEFINITIONS = frozenset({
 
 
 def symbols_in_binaries(
-    build_dir: Path, assignment_id: str, targets: list[str], forbidden: tuple[str, ...]
+    build_dir: Path, assignment_id: str, targets: list[str], forbidden: tuple[str, ...], baseline: Path
 ) -> dict[str, tuple[str, ...]]:
-    """Per built program (test executable or SPEED_TARGET), what its symbols show, from `nm -C`:
-    the forbidden libraries it links (what a `dlopen` or macro trick cannot hide from the
-    linker) and the clocks it defines itself. Nothing when nm is missing."""
+    """Per built program (test executable or SPEED_TARGET), what its symbols show, from `nm -C`,
+    beyond what the same program built from the reference (in `baseline`) shows: the forbidden
+    libraries it links (what a macro trick cannot hide from the linker; the CUDA runtime's own
+    dlopen is no finding) and the clocks it defines itself. Nothing when nm is missing."""
     if shutil.which("nm") is None:
         return {}
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE) if forbidden else None
+
+    def shown(program: Path) -> tuple[set[str], set[str]]:
+        """The forbidden names among the program's symbols, and the denied functions it defines."""
+        if not program.is_file():
+            return set(), set()
+        listing = subprocess.run(["nm", "-C", str(program)], capture_output=True, text=True, errors="replace").stdout
+        names = {match[1].lower() for match in pattern.finditer(listing)} if pattern else set()
+        defined = {line.split(" ", 2)[2] for line in listing.splitlines() if re.match(r"\S+ [TWDBRV] ", line)}
+        return names, DENIED_DEFINITIONS & defined
+
     found: dict[str, tuple[str, ...]] = {}
     for target in targets:
-        program = executable(build_dir, assignment_id, target)
-        if not program.is_file():
-            continue
-        listing = subprocess.run(["nm", "-C", str(program)], capture_output=True, text=True, errors="replace").stdout
-        findings = []
-        if pattern and target != SPEED_TARGET:  # the speed program links CUB for its baselines
-            names = sorted({match[1].lower() for match in pattern.finditer(listing)})
-            findings += [f"the {target} build links {name}, which this assignment forbids" for name in names]
-        defined = {line.split(" ", 2)[2] for line in listing.splitlines() if re.match(r"\S+ [TWDBRV] ", line)}
+        names, defined = shown(executable(build_dir, assignment_id, target))
+        reference_names, reference_defined = shown(executable(baseline, assignment_id, target))
+        findings = [f"the {target} build links {name}, which this assignment forbids" for name in sorted(names - reference_names)]
         findings += [
             f"the {target} build defines {name} itself, which would replace the clock the grader times with"
-            for name in sorted(DENIED_DEFINITIONS & defined)
+            for name in sorted(defined - reference_defined)
         ]
         if findings:
             found[target] = tuple(findings)
