@@ -448,6 +448,10 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
     *stream = new CUstream_st{};
     return cudaSuccess;
 }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    if ((flags & ~cudaStreamNonBlocking) != 0) { return cudaErrorInvalidValue; }
+    return cudaStreamCreate(stream);
+}
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     delete stream;
     return cudaSuccess;

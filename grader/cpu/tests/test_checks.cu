@@ -289,6 +289,18 @@ TEST_CASE("Threads of a three-dimensional block get CUDA's threadIdx", "[runtime
     }
 }
 
+TEST_CASE("Work on a non-blocking stream is done when the stream is synchronized", "[runtime]") {
+    cudaStream_t stream = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    DeviceBuffer<uint3> d_out(30);
+    threadIndices<<<1, dim3(5, 3, 2), 0, stream>>>(d_out.data());
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    CHECK(d_out.download()[29].z == 1);
+    CHECK(cudaStreamDestroy(stream) == cudaSuccess);
+    cudaStream_t unused = nullptr;
+    CHECK(cudaStreamCreateWithFlags(&unused, 0x8) == cudaErrorInvalidValue);
+}
+
 // ---- out-of-bounds accesses (the AddressSanitizer flavour, KERNELLAB_CPU_SANITIZE=address) ----
 
 __global__ void writesPastTheEnd(int* out) {
