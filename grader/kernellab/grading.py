@@ -195,6 +195,8 @@ class GradingRun:
         self.gpu_lock = GpuLock()
         self._reference_lock = threading.Lock()
         self._reference_ready = False
+        # Set once the reference build has ended, built or not (see prebuilt_mains).
+        self._reference_built = threading.Event()
         self.environment = {
             **environment.describe(backend),
             "sandbox": sandbox.describe() if sandbox else "none: graded with --unsandboxed",
@@ -225,10 +227,21 @@ class GradingRun:
     def reference_build(self) -> Path:
         return self.work / f"reference-{self.assignment.id}-{self.backend}"
 
+    def prebuilt_mains(self) -> tuple[Path, ...]:
+        """The harness mains the reference build compiled, if it has ended by now: a submission
+        graded alone does not wait for it (its own build runs beside the reference's), the
+        others of a batch link them instead of compiling them again."""
+        if not self._reference_built.is_set():
+            return ()
+        return tuple(sorted((self.reference_build / "grader" / "harness" / "CMakeFiles").glob("kernellab_*_main.dir/src/catch_main.cpp.o")))
+
     def _run_reference(self) -> None:
         build_dir = self.reference_build
         targets = test_targets(self.assignment, self.times_speed)
-        built = build(self.assignment, self.assignment.reference_dir, build_dir, targets, self.cmake_args, sandbox=None)
+        try:
+            built = build(self.assignment, self.assignment.reference_dir, build_dir, targets, self.cmake_args, sandbox=None)
+        finally:
+            self._reference_built.set()
         broken = {target: errors for target, errors in built.items() if errors is not None}
         if broken:
             target, errors = next(iter(broken.items()))
@@ -359,7 +372,10 @@ def _grade_files(
     # The reference's runs use the GPU while the student's build uses the CPU.
     with ThreadPoolExecutor(1) as background:
         reference = background.submit(run.prepare_reference)
-        built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), run.cmake_args, run.sandbox)
+        prebuilt = run.prebuilt_mains()
+        cmake_args = (*run.cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}") if prebuilt else run.cmake_args
+        built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), cmake_args, run.sandbox,
+                      readable=prebuilt)
         stages["build"] = time.monotonic() - started
         reference.result()
     results: dict[tuple[str, str], GroupResult] = {}
@@ -380,7 +396,8 @@ def _grade_files(
             results.update(pool.map(run_one, runnable))
         stages["tests"] = time.monotonic() - started
         sanitizer_reports = sanitizing.result()
-        stages["sanitizers"] = time.monotonic() - started
+        if sanitizer_reports:
+            stages["sanitizers"] = time.monotonic() - started
     symbol_findings = symbols_in_binaries(
         job / "build", assignment.id, test_targets(assignment, run.times_speed), assignment.grading.forbidden,
         baseline=run.reference_build,
@@ -412,16 +429,18 @@ def build(
     targets: list[str],
     cmake_args: tuple[str, ...],
     sandbox: Sandbox | None,
+    readable: tuple[Path, ...] = (),
 ) -> dict[str, str | None]:
     """Build each target (test executables by `tests` name, or SPEED_TARGET); None for those that
     built, else their first compiler errors. CMake's configure step runs the grader's own
-    CMake code and is trusted; the build compiles the solution, in `sandbox` when given."""
+    CMake code and is trusted; the build compiles the solution, in `sandbox` when given, which
+    also sees `readable` (the reference build's harness mains, and nothing else of it)."""
     log_dir = build_dir / "logs"
     cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log", cmake_args)
     command = ["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1), "--target"]
     command += [target_name(assignment.id, target) for target in targets]
     command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
-    step = _build_step(assignment, solution, build_dir)
+    step = _build_step(assignment, solution, build_dir, readable)
     outcome = runner.run(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step)
     output = outcome.output
     if outcome.timed_out:
@@ -440,14 +459,14 @@ def build(
     return built
 
 
-def _build_step(assignment: Assignment, solution: Path, build_dir: Path) -> Step:
+def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: tuple[Path, ...]) -> Step:
     """What a build sees: the system, the toolchain, the frozen sources and the solution; it
     writes only into its build folder."""
     root = assignment.root
     frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
     cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
     tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(cache)]
-    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, solution]
+    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, solution, *extra]
     return build_step(readable, build_dir)
 
 
