@@ -85,7 +85,7 @@ class Step:
 def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
     """A build: compilers with their temporaries, writing only into `build_dir`. Memory is
     counted per compiler where no cgroup bounds the whole build (RLIMIT_DATA is per process)."""
-    return Step(tuple(readable), (build_dir,), memory_bytes=8 << 30, processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30)
+    return Step(tuple(readable), (build_dir,), processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30)
 
 
 def run_step(program: Path, outputs: Iterable[Path], gpu: bool) -> Step:
