@@ -752,6 +752,8 @@ def solution_files_by_target(build_dir: Path, names: set[str]) -> dict[str, set[
         if line and not line[0].isspace():
             match = re.search(r"CMakeFiles/([^/]+)\.dir/", line)
             target = match[1] if match else None
+            if target:
+                included.setdefault(target, set())  # built, even if it includes none of `names`
         elif target and (name := Path(line.strip()).name) in names:
             included.setdefault(target, set()).add(name)
     return included

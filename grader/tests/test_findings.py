@@ -28,6 +28,7 @@ def test_a_file_counts_for_the_targets_whose_objects_include_it(tmp_path: Path):
     subprocess.run(["cmake", "-S", tmp_path / "project", "-B", build, "-G", "Ninja"], check=True, capture_output=True)
     subprocess.run(["cmake", "--build", build], check=True, capture_output=True)
     assert solution_files_by_target(build, {"map.cuh", "sum.cuh"}) == {"demo_test_map": {"map.cuh"}, "demo_test_sum": {"sum.cuh"}}
+    assert solution_files_by_target(build, {"map.cuh"}) == {"demo_test_map": {"map.cuh"}, "demo_test_sum": set()}
 
 
 def test_without_a_ninja_log_every_target_counts(tmp_path: Path):
