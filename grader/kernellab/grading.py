@@ -31,7 +31,7 @@ from kernellab.intake import Intake, SubmissionRejected, take
 from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
-from kernellab.sandbox import Sandbox, SandboxFailure, Step, build_step, run_step, toolchain_paths
+from kernellab.sandbox import Sandbox, SandboxFailure, Step, build_step, fresh_output, run_step, toolchain_paths
 from kernellab.speed import SpeedResult
 
 GROUPS = ("public", "hidden")
@@ -487,10 +487,7 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
     """Run one test executable on one group's inputs in a fresh process, then judge its records."""
     assignment = run.assignment
     records = job / "records" / f"{tests}.{group}.rec"
-    records.parent.mkdir(parents=True, exist_ok=True)
-    # Created empty here: the sandboxed program may write this one file and nothing else.
-    records.unlink(missing_ok=True)
-    records.touch()
+    fresh_output(records)
     program = executable(job / "build", assignment.id, tests)
     step = run_step(program, [records], gpu=run.backend == "cuda")
     outcome = runner.run(

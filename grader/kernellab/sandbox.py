@@ -88,6 +88,15 @@ def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
     return Step(tuple(readable), (build_dir,), processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30)
 
 
+def fresh_output(path: Path) -> Path:
+    """`path` as a new empty file: what a sandboxed run may write is created by the grader first,
+    and it is the only file the run may write."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    path.touch()
+    return path
+
+
 def run_step(program: Path, outputs: Iterable[Path], gpu: bool) -> Step:
     """One run of a built program: it sees itself and writes only its `outputs` (files the
     grader created beforehand), and not the CUDA toolkit's libraries: a program linked with the

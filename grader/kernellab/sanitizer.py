@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import runner
-from kernellab.sandbox import Sandbox, Step
+from kernellab.sandbox import Sandbox, Step, fresh_output
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # The one small size the tests run at under a sanitizer (KERNELLAB_SIZES): just over a block of
@@ -63,9 +63,7 @@ def sanitize(
     tool_path: str, tool: str, program: Path, tests: str, log: Path, timeout_s: float, sandbox: Sandbox | None
 ) -> SanitizerReport:
     """Run one test executable under one sanitizer tool; its report goes to `log`."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.unlink(missing_ok=True)
-    log.touch()
+    fresh_output(log)
     step = Step(readable=(program,), writable=(log,), gpu=True)
     outcome = runner.run(
         [tool_path, "--tool", tool, "--log-file", str(log), "--print-limit", "3", str(program), "--order", "decl"],

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kernellab import runner
 from kernellab.manifest import SpeedCase
-from kernellab.sandbox import Sandbox, run_step
+from kernellab.sandbox import Sandbox, fresh_output, run_step
 
 ROUNDS = 3
 REPETITIONS = 15
@@ -115,8 +115,7 @@ def measure(
 def _run(
     program: Path, cases: Sequence[str], sizes: Sequence[int], seed: int, out: Path, timing: _Timing, sandbox: Sandbox | None
 ) -> None:
-    out.unlink(missing_ok=True)
-    out.touch()  # the one file the sandboxed program may write
+    fresh_output(out)
     outcome = runner.run(
         [str(program), "--cases", ",".join(cases), "--sizes", ",".join(map(str, sizes)),
          "--repetitions", str(REPETITIONS), "--seed", str(seed), "--out", str(out)],
