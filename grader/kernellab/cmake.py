@@ -94,19 +94,27 @@ def test_executable(build_dir: Path, assignment_id: str, tests: str) -> Path:
     return build_dir / "assignments" / assignment_id / test_target(assignment_id, tests)
 
 
-def test_command(executable: Path, report: Path) -> list[str]:
-    return [str(executable), "--reporter", "junit", "--out", str(report)]
+def test_command(executable: Path, report: Path, stop_at_first_failure: bool = False) -> list[str]:
+    # Catch2's --abort (v2 and v3) ends the failing test case at its first failed assertion and
+    # skips the rest; the JUnit report is still written, and the exit code is 1.
+    abort = ["--abort"] if stop_at_first_failure else []
+    return [str(executable), "--reporter", "junit", "--out", str(report), *abort]
 
 
 def run_tests(
-    build_dir: Path, assignment_id: str, tests: str, report: Path, log: Path, timeout_s: float
+    build_dir: Path,
+    assignment_id: str,
+    tests: str,
+    report: Path,
+    log: Path,
+    timeout_s: float,
+    stop_at_first_failure: bool = False,
 ) -> Completed:
     """Run a built test executable, its JUnit report written afresh to `report`."""
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
-    return run_logged(
-        test_command(test_executable(build_dir, assignment_id, tests), report), log, timeout_s=timeout_s
-    )
+    executable = test_executable(build_dir, assignment_id, tests)
+    return run_logged(test_command(executable, report, stop_at_first_failure), log, timeout_s=timeout_s)
 
 
 def run_logged(command: list[str], log: Path, timeout_s: float | None = None) -> Completed:

@@ -111,8 +111,9 @@ def test_a_handout_that_would_leak_the_reference_fails_the_contents_check(starte
     assert "assignments/demo/tests/kernels.cuh: a solution marker: a reference file" in verdict.detail
 
 
-def fake_wrong_versions(monkeypatch, verdicts: list[str]) -> None:
-    def check_versions(assignment, versions, work, cmake_args):
+def fake_wrong_versions(monkeypatch, verdicts: list[str], expected_jobs: int = 1) -> None:
+    def check_versions(assignment, versions, work, cmake_args, jobs):
+        assert jobs == expected_jobs
         return [
             Row(task.id, patch_file.stem, "a bug", verdict, ["caught by a test"] if verdict == REJECTED else [])
             for (task, patch_file), verdict in zip(versions, verdicts)
@@ -132,6 +133,12 @@ def test_with_kernels_every_known_wrong_version_rejected_is_a_strength_of_100_pe
     assert lines[0] == "test-suite strength 3/3 (100%), kernels run on the GPU"
     assert "saxpy  factor-dropped       a bug        rejected  caught by a test" in lines
     assert lines[-1] == "test-suite strength: 3/3 rejected"
+
+
+def test_the_known_wrong_versions_are_checked_with_the_jobs_asked_for(starter_root: Path, tmp_path: Path, monkeypatch):
+    fake_wrong_versions(monkeypatch, [REJECTED] * 3, expected_jobs=3)
+    context = replace(context_of(starter_root, tmp_path), runs_kernels=True, jobs=3)
+    assert verdict_of("known-wrong rejected", context).verdict == PASSED
 
 
 def test_with_kernels_one_known_wrong_version_not_rejected_fails_the_check(
@@ -181,6 +188,7 @@ def test_check_documents_its_exit_codes(capsys):
         main(["check", "--help"])
     out = capsys.readouterr().out
     assert "exit codes:" in out and "3  no check failed, but some did not run here" in out
+    assert "--jobs N" in out
 
 
 # The real thing: scaffold an assignment and check it, builds and handout included.

@@ -1,12 +1,15 @@
 import os
 import re
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from helpers import write_files
 from kernellab import cmake
+from kernellab.cli import main
 from kernellab.commands.wrong import (
     BUILD_FAILED,
     NO_GPU,
@@ -15,11 +18,13 @@ from kernellab.commands.wrong import (
     REJECTED,
     Row,
     check_version,
+    check_versions,
     find_wrong_versions,
     format_problem_details,
     format_table,
     prepare_solution,
     run_verdict,
+    stop_at_first_failure,
 )
 from kernellab.errors import InputError
 from kernellab.manifest import load_assignment
@@ -77,16 +82,116 @@ def test_an_assignment_without_a_wrong_folder_has_no_wrong_versions(make_repo):
 def test_a_patch_that_does_not_apply_is_reported_without_building(make_repo, tmp_path: Path):
     bad = GOOD_PATCH.replace("-    return 1;", "-    return 7;")
     assignment = assignment_with_wrong(make_repo, {"alpha/bad.patch": bad})
-    row = check_version(assignment, assignment.tasks[0], assignment.wrong_dir / "alpha" / "bad.patch", tmp_path / "w")
+    patch_file = assignment.wrong_dir / "alpha" / "bad.patch"
+    row = check_version(assignment, assignment.tasks[0], patch_file, tmp_path / "job", tmp_path / "w")
     assert (row.task, row.name, row.description, row.verdict) == ("alpha", "bad", "Returns 2.", PATCH_FAILED)
     assert "does not apply to kernels.cu.h" in row.details[0]
 
 
 def test_a_patch_that_does_not_parse_is_reported_as_patch_failed(make_repo, tmp_path: Path):
     assignment = assignment_with_wrong(make_repo, {"alpha/empty.patch": "no diff here\n"})
-    row = check_version(assignment, assignment.tasks[0], assignment.wrong_dir / "alpha" / "empty.patch", tmp_path)
+    patch_file = assignment.wrong_dir / "alpha" / "empty.patch"
+    row = check_version(assignment, assignment.tasks[0], patch_file, tmp_path / "job", tmp_path)
     assert row.verdict == PATCH_FAILED
     assert "no file diff" in row.details[0]
+
+
+def returns_patch(value: int) -> str:
+    return GOOD_PATCH.replace("Returns 2.", f"Returns {value}.").replace("+    return 2;", f"+    return {value};")
+
+
+def fake_builds_and_tests(monkeypatch, waits_for: dict[int, int] | None = None) -> tuple[list, list]:
+    """Configure and build do nothing; the test run of a version that returns <value> fails the
+    test case `returns <value>`, after the run of waits_for[value] has ended where there is one.
+    Returns the build dirs configured and (build dir, whether the run stops at a failure) per run."""
+    configured, tested = [], []
+    ended = {value: threading.Event() for value in range(10)}
+
+    def configure(root, build_dir, assignment_id, solution, log, cmake_args):
+        configured.append(build_dir)
+
+    def run_tests(build_dir, assignment_id, tests, report, log, timeout_s, stop_at_first_failure):
+        value = int(re.search(r"return (\d+);", (build_dir.parent / "solution" / "kernels.cu.h").read_text())[1])
+        tested.append((build_dir, stop_at_first_failure))
+        if value in (waits_for or {}):
+            assert ended[waits_for[value]].wait(timeout=30)
+        ended[value].set()
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(f'<testsuites><testcase name="returns {value}"><failure/></testcase></testsuites>\n')
+        return cmake.Completed(1, "")
+
+    monkeypatch.setattr(cmake, "configure", configure)
+    monkeypatch.setattr(cmake, "run_logged", lambda command, log, timeout_s=None: cmake.Completed(0, ""))
+    monkeypatch.setattr(cmake, "run_tests", run_tests)
+    return configured, tested
+
+
+def test_two_jobs_give_the_rows_of_one_in_the_same_order_each_in_its_own_folder(
+    make_repo, tmp_path: Path, monkeypatch, capsys
+):
+    bad = GOOD_PATCH.replace("-    return 1;", "-    return 7;")
+    patches = {"alpha/a.patch": returns_patch(2), "alpha/b.patch": bad, "alpha/c.patch": returns_patch(4)}
+    assignment = assignment_with_wrong(make_repo, patches | {"beta/d.patch": returns_patch(5)})
+    versions = find_wrong_versions(assignment, None)
+    fake_builds_and_tests(monkeypatch)
+    one = check_versions(assignment, versions, tmp_path / "one", jobs=1)
+    assert [(row.name, row.verdict, row.caught_by) for row in one] == [
+        ("a", REJECTED, ["returns 2"]),
+        ("b", PATCH_FAILED, []),
+        ("c", REJECTED, ["returns 4"]),
+        ("d", REJECTED, ["returns 5"]),
+    ]
+    printed = ["alpha/a: rejected", "alpha/b: patch failed", "alpha/c: rejected", "beta/d: rejected"]
+    assert capsys.readouterr().out.splitlines() == printed
+    # Version a's test run ends only after the last version's: the other job takes the rest.
+    configured, tested = fake_builds_and_tests(monkeypatch, waits_for={2: 5})
+    assert check_versions(assignment, versions, tmp_path / "two", jobs=2) == one
+    # Each line is printed as its version ends: b and c before a (d's line races a's).
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:2] == ["alpha/b: patch failed", "alpha/c: rejected"]
+    assert sorted(printed[2:]) == ["alpha/a: rejected", "beta/d: rejected"]
+    build_dirs = [tmp_path / "two" / "job-1" / "build", tmp_path / "two" / "job-2" / "build"]
+    assert sorted(configured) == build_dirs
+    assert {build_dir for build_dir, _ in tested} == set(build_dirs)
+    assert all(stop for _, stop in tested)
+
+
+def test_a_failed_configure_step_stops_the_other_jobs_after_their_current_version(
+    make_repo, tmp_path: Path, monkeypatch
+):
+    assignment = assignment_with_wrong(make_repo, {f"alpha/{n}.patch": returns_patch(2) for n in "abcdef"})
+    _, tested = fake_builds_and_tests(monkeypatch)
+    job_2_failed = threading.Event()
+
+    def configure(root, build_dir, assignment_id, solution, log, cmake_args):
+        if build_dir.parent.name == "job-2":
+            job_2_failed.set()
+            raise InputError("configuring x with CMake failed")
+        # Job 1 is ready only a while after job 2 failed: by then it is told to stop.
+        assert job_2_failed.wait(timeout=30)
+        time.sleep(0.5)
+
+    monkeypatch.setattr(cmake, "configure", configure)
+    with pytest.raises(InputError, match="configuring x"):
+        check_versions(assignment, find_wrong_versions(assignment, None), tmp_path, jobs=2)
+    assert tested == []
+
+
+def test_the_tests_of_a_version_stop_at_the_first_failure_unless_warp_synchronous_races_only_warn(make_repo):
+    task = load_assignment(make_repo(REFERENCE), "x").tasks[0]
+    assert stop_at_first_failure(task)
+    assert stop_at_first_failure(replace(task, warp_synchronous="fail"))
+    # There a warning in a later test makes the exit status 77 ("needs a GPU"), not rejected.
+    assert not stop_at_first_failure(replace(task, warp_synchronous="warn"))
+
+
+@pytest.mark.parametrize("command", ["wrong", "check"])
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_jobs_must_be_a_whole_number_of_at_least_one(command: str, jobs: str, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main([command, "x", "--jobs", jobs])
+    assert exited.value.code == 2
+    assert f"argument --jobs: expected a whole number of at least 1, got '{jobs}'" in capsys.readouterr().err
 
 
 def test_preparing_the_solution_replaces_earlier_contents_with_fresh_files(tmp_path: Path):
@@ -191,6 +296,8 @@ def test_the_build_and_test_commands_follow_the_target_naming(tmp_path: Path):
         "--out",
         str(tmp_path / "r.xml"),
     ]
+    stopping = cmake.test_command(executable, tmp_path / "r.xml", stop_at_first_failure=True)
+    assert stopping[-1] == "--abort"
 
 
 def test_the_first_compiler_error_is_shown_with_the_lines_after_it():

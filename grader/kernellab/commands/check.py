@@ -59,6 +59,8 @@ class Context:
     # Whether test executables can run kernels here: a GPU, or the CPU backend.
     runs_kernels: bool
     backend: str
+    # How many known-wrong versions are checked at a time.
+    jobs: int = 1
     archives: list[Path] = field(default_factory=list)
 
     def handout_archives(self) -> list[Path]:
@@ -109,6 +111,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="where kernels run: 'cuda' (a GPU), 'cpu' (kernellab's CPU backend) or 'auto' (the GPU when "
         "there is one, else the CPU backend when there is one; default)",
     )
+    wrong.add_jobs_option(parser)
     cmake.add_cmake_arg_option(parser)
     return parser
 
@@ -117,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     assignment = load_assignment(args.root, args.assignment)
     work = (args.build_dir or args.root / "build" / f"check-{assignment.id}").resolve()
     runs_kernels, backend, backend_args = kernel_backend(args.backend, args.root)
-    context = Context(assignment, work, list(args.cmake_args) + backend_args, args.points, runs_kernels, backend)
+    cmake_args = list(args.cmake_args) + backend_args
+    context = Context(assignment, work, cmake_args, args.points, runs_kernels, backend, args.jobs)
     print(f"{assignment.id}: checking in {display_path(work)} ({backend})", flush=True)
     rows = [(check.name, run_check(check, context)) for check in CHECKS]
     print()
@@ -244,7 +248,7 @@ def check_known_wrong(context: Context) -> Verdict:
         if without:
             return Verdict(FAILED, f"no known-wrong version for task(s) {', '.join(without)}")
         return Verdict(NO_GPU, f"{len(versions)} known-wrong versions apply; none was run")
-    rows = wrong.check_versions(assignment, versions, context.work / "wrong", context.cmake_args)
+    rows = wrong.check_versions(assignment, versions, context.work / "wrong", context.cmake_args, context.jobs)
     rejected = sum(row.verdict == wrong.REJECTED for row in rows)
     strength = f"test-suite strength {rejected}/{len(rows)}"
     table = wrong.format_table(rows) + wrong.format_problem_details(rows).rstrip("\n")
