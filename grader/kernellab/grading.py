@@ -8,6 +8,7 @@ decides a score runs here, in the grader's process, which never loads student co
 """
 
 import fcntl
+import hashlib
 import json
 import os
 import random
@@ -28,7 +29,7 @@ from kernellab import cmake, environment, runner, sanitizer, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
 from kernellab.intake import Intake, SubmissionRejected, take
-from kernellab.judge import TestCaseResult, by_test_case, judge
+from kernellab.judge import NO_RESULT, TestCaseResult, by_test_case, judge
 from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
 from kernellab.sandbox import Sandbox, SandboxFailure, Step, build_step, fresh_output, run_step, toolchain_paths
@@ -50,8 +51,9 @@ BUILD_TOOL_ENTRIES = re.compile(
 )
 # Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
 PARALLEL_RUNS = 8
-# How much longer a test executable may run on the CPU backend than the manifest's time limit:
-# each CUDA thread is a fiber there, and every launch runs under several thread orders.
+# How much longer a test executable may run on the CPU backend than the manifest's time limit,
+# unless the manifest says (cpu_timeout): each CUDA thread is a fiber there, and every launch
+# runs under several thread orders.
 CPU_BACKEND_SLOWDOWN = 10
 OUTPUT_TAIL_LINES = 6
 
@@ -98,6 +100,9 @@ class GroupResult:
     # The group's share of its task's points, and what it earned (set by score_task).
     points: float = 0.0
     max_points: float = 0.0
+    # False when the run ended without a result for every check (a CUDA error, a crash, the time
+    # limit): what another program on the machine did could have caused that.
+    conclusive: bool = True
 
 
 @dataclass(frozen=True)
@@ -249,13 +254,19 @@ class GradingRun:
         records_dir = self.work / "reference-records"
         shutil.rmtree(records_dir, ignore_errors=True)
         records_dir.mkdir(parents=True)
-        jobs = [(tests, group) for tests in tested(self.assignment) for group in self.active_groups()]
+        # Public groups first: they are the larger ones, so the longest runs start at once.
+        jobs = [(tests, group) for group in self.active_groups() for tests in tested(self.assignment)]
 
         def run_one(job: tuple[str, str]) -> None:
             tests, group = job
             record = records_dir / f"{tests}.{group}.rec"
+            program = executable(build_dir, self.assignment.id, tests)
+            kept = self.kept_public_records(program) if group == "public" else None
+            if kept is not None and kept.exists():
+                os.link(kept, record)
+                return
             outcome = runner.run(
-                [str(executable(build_dir, self.assignment.id, tests)), "--order", "decl"],
+                [str(program), "--order", "decl"],
                 cwd=records_dir,
                 timeout_s=self.timeout_s,
                 environment={
@@ -274,14 +285,30 @@ class GradingRun:
             if outcome.exit_code != 0 or recorded.problem or not results or failures:
                 reason = failures[0].message if failures else recorded.problem or _outcome_summary(outcome)
                 raise GradingError(f"the reference fails its own {tests} tests ({group}): {reason}")
+            if kept is not None:
+                kept.parent.mkdir(exist_ok=True)
+                unique = kept.with_suffix(f".{threading.get_ident()}")
+                os.link(record, unique)
+                unique.replace(kept)
 
         with self.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
             list(pool.map(run_one, jobs))
 
+    def kept_public_records(self, program: Path) -> Path:
+        """Where the reference's public records are kept between grading runs: public cases do
+        not depend on the run's seed, so the same executable on the same device records the same
+        results (a later grade of one submission then runs only the hidden cases)."""
+        identity = hashlib.sha256(program.read_bytes())
+        identity.update(json.dumps([self.backend, self.environment.get("gpu"), self.environment.get("driver")]).encode())
+        return self.work / "reference-public-records" / f"{program.name}.{identity.hexdigest()[:32]}.rec"
+
     @property
     def timeout_s(self) -> float:
-        """Seconds one run of a test executable may take: the manifest's, times CPU_BACKEND_SLOWDOWN there."""
-        return self.assignment.grading.timeout_s * (CPU_BACKEND_SLOWDOWN if self.backend == "cpu" else 1)
+        """Seconds one run of a test executable may take: the manifest's for this backend."""
+        limits = self.assignment.grading
+        if self.backend != "cpu":
+            return limits.timeout_s
+        return limits.cpu_timeout_s or limits.timeout_s * CPU_BACKEND_SLOWDOWN
 
     def active_groups(self) -> tuple[str, ...]:
         return GROUPS if self.hidden_sizes else ("public",)
@@ -369,7 +396,7 @@ def _grade_files(
     source_findings = forbidden_in_sources(solution, assignment.grading.forbidden)
     targets = tested(assignment)
     started = time.monotonic()
-    # The reference's runs use the GPU while the student's build uses the CPU.
+    # The reference's build and runs go on beside the student's build and runs: none is timed.
     with ThreadPoolExecutor(1) as background:
         reference = background.submit(run.prepare_reference)
         prebuilt = run.prebuilt_mains()
@@ -377,27 +404,23 @@ def _grade_files(
         built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), cmake_args, run.sandbox,
                       readable=prebuilt)
         stages["build"] = time.monotonic() - started
-        reference.result()
-    results: dict[tuple[str, str], GroupResult] = {}
-    runnable = [(tests, group) for tests in targets if built[tests] is None for group in run.active_groups()]
-    for tests in targets:
-        if built[tests] is not None:
-            for group in run.active_groups():
-                results[(tests, group)] = GroupResult(group, BUILD_FAILED, built[tests])
-    def run_one(job_key: tuple[str, str]) -> tuple[tuple[str, str], GroupResult]:
-        tests, group = job_key
-        return job_key, run_group(run, job, tests, group)
-
-    started = time.monotonic()
-    # The sanitizers run beside the tests (neither is timed); both end before speed is timed.
-    with ThreadPoolExecutor(1) as background:
-        sanitizing = background.submit(run_sanitizers, run, job, [tests for tests in targets if built[tests] is None])
-        with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-            results.update(pool.map(run_one, runnable))
-        stages["tests"] = time.monotonic() - started
-        sanitizer_reports = sanitizing.result()
-        if sanitizer_reports:
+        started = time.monotonic()
+        runnable = [(tests, group) for group in run.active_groups() for tests in targets if built[tests] is None]
+        with ThreadPoolExecutor(1) as sanitizing_thread:
+            sanitizing = sanitizing_thread.submit(run_sanitizers, run, job, [tests for tests in targets if built[tests] is None])
+            with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+                runs = list(pool.map(lambda key: run_group(run, job, *key), runnable))
+            stages["tests"] = time.monotonic() - started
+            sanitizer_reports = sanitizing.result()
             stages["sanitizers"] = time.monotonic() - started
+        reference.result()
+    results = {(tests, group): GroupResult(group, BUILD_FAILED, built[tests])
+               for tests in targets if built[tests] is not None for group in run.active_groups()}
+    results |= {(ran.tests, ran.group): judge_group(run, ran) for ran in runs}
+    started = time.monotonic()
+    if confirmed := confirm_alone(run, job, results):
+        results |= confirmed
+        stages["confirmed alone"] = time.monotonic() - started
     symbol_findings = symbols_in_binaries(
         job / "build", assignment.id, test_targets(assignment, run.times_speed), assignment.grading.forbidden,
         baseline=run.reference_build,
@@ -483,12 +506,22 @@ def _failures_of(output: str, target: str) -> str:
     return "\n".join(block for block in blocks if f"/{target}.dir/" in block and block.startswith("FAILED: "))
 
 
-def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult:
-    """Run one test executable on one group's inputs in a fresh process, then judge its records."""
-    assignment = run.assignment
+@dataclass(frozen=True)
+class GroupRun:
+    """One run of a test executable on one group's inputs: what the student's process left."""
+
+    tests: str
+    group: str
+    records: Path
+    outcome: runner.RunOutcome
+    step: Step
+
+
+def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
+    """Run one test executable on one group's inputs in a fresh process; its records are judged later."""
     records = job / "records" / f"{tests}.{group}.rec"
     fresh_output(records)
-    program = executable(job / "build", assignment.id, tests)
+    program = executable(job / "build", run.assignment.id, tests)
     step = run_step(program, [records], gpu=run.backend == "cuda")
     outcome = runner.run(
         [str(program), "--order", "decl"],
@@ -500,10 +533,16 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
     )
     (job / "logs").mkdir(exist_ok=True)
     (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
-    expected = read_records(run.expected_records(tests, group))
+    return GroupRun(tests, group, records, outcome, step)
+
+
+def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
+    """The verdict on one group's run: its records against the reference's, then how the run ended."""
+    group, outcome, step = ran.group, ran.outcome, ran.step
+    expected = read_records(run.expected_records(ran.tests, group))
     if not expected.records:
         return GroupResult(group, NO_GPU, "no CUDA device: the reference could not run either", seconds=outcome.seconds)
-    produced = read_records(records)
+    produced = read_records(ran.records)
     checks = judge(expected.records, produced.records)
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
@@ -527,7 +566,28 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupResult
         verdict = FAILED
     if verdict not in (PASSED, NO_GPU, NEEDS_GPU):
         detail = _failure_detail(detail, failed, produced.problem, outcome, len(checks))
-    return GroupResult(group, verdict, detail, cases, outcome.seconds)
+    # A sandbox limit is the step's own (its cgroup): nothing else on the machine reaches it.
+    conclusive = bool(outcome.limit_hit) or not (outcome.timed_out or outcome.signal_name or produced.problem
+                                                 or any(check.message == NO_RESULT for check in checks))
+    return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=conclusive)
+
+
+def confirm_alone(run: GradingRun, job: Path, results: dict[tuple[str, str], GroupResult]) -> dict[tuple[str, str], GroupResult]:
+    """The groups that failed without a result for every check, each run again alone (no other
+    test program beside it, the GPU its own): their verdicts come from that run. Runs that share
+    the machine (this submission's other groups, other submissions' runs in a batch) can take the
+    GPU's memory or slow a run past its time limit; a student must not lose points to that, so
+    only a failure seen alone counts."""
+    confirmed = {}
+    for key, result in results.items():
+        if result.verdict in (PASSED, NO_GPU, NEEDS_GPU, BUILD_FAILED) or result.conclusive:
+            continue
+        with run.gpu_lock.exclusive():
+            again = judge_group(run, run_group(run, job, *key))
+        first = result.detail.splitlines()[0] if result.detail else result.verdict
+        note = f"run again alone after a first run beside other runs ended: {first}"
+        confirmed[key] = replace(again, detail="\n".join(filter(None, (again.detail, note))))
+    return confirmed
 
 
 def _failure_detail(detail: str, failed: list[TestCaseResult], problem: str, outcome: runner.RunOutcome, checks: int) -> str:
@@ -550,8 +610,10 @@ def _failure_detail(detail: str, failed: list[TestCaseResult], problem: str, out
 
 
 # Catch2's words for an exception that ended a test case: a CUDA error, or a finding of the CPU
-# backend (a race, barrier divergence...) thrown from the launch that made it.
-_UNEXPECTED_EXCEPTION = "due to unexpected exception with message:"
+# backend (a race, barrier divergence...) thrown from the launch that made it. With captured
+# values ("messages"), those come first, one `name := value` per line, then the exception's text.
+_UNEXPECTED_EXCEPTION = re.compile(r"due to unexpected exception with messages?:$")
+_CAPTURED_VALUE = re.compile(r"^\w+ := ")
 
 
 def _first_reported_error(output: str) -> str:
@@ -559,12 +621,13 @@ def _first_reported_error(output: str) -> str:
     explains a missing result; it is feedback, never a verdict)."""
     lines = output.splitlines()
     for index, line in enumerate(lines):
-        if _UNEXPECTED_EXCEPTION in line:
+        if _UNEXPECTED_EXCEPTION.search(line):
             message = []
             for following in lines[index + 1 :]:
                 if not following.strip() or following.startswith(("---", "===", "...")):
                     break
-                message.append(following.strip())
+                if not _CAPTURED_VALUE.match(following.strip()):
+                    message.append(following.strip())
             return " ".join(message)
     return ""
 

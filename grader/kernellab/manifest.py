@@ -50,8 +50,11 @@ class Grading:
     hidden_size_ranges: tuple[tuple[int, int], ...] = ((2, 30), (34, 1022), (1026, 65534), (65538, 2_000_000))
     # The share of a task's points that its public cases give; the hidden cases give the rest.
     public_share: float = 0.5
-    # Seconds one run of a test executable may take.
+    # Seconds one run of a test executable may take on a GPU.
     timeout_s: int = 300
+    # The same on the CPU backend, where every CUDA thread is a fiber and every launch runs under
+    # several thread orders; None: CPU_BACKEND_SLOWDOWN times timeout_s.
+    cpu_timeout_s: int | None = None
     # Words that must not appear in a student's files or in the symbols of their build (libraries a
     # task forbids), matched as whole words, case-insensitively.
     forbidden: tuple[str, ...] = ()
@@ -280,7 +283,8 @@ def _grading(table: dict) -> Grading:
         table,
         "grading",
         {},
-        {"hidden_size_ranges": list, "public_share": float, "timeout": int, "forbidden": list, "sanitizer_penalty": float},
+        {"hidden_size_ranges": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
+         "sanitizer_penalty": float},
     )
     ranges = []
     for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
@@ -294,13 +298,15 @@ def _grading(table: dict) -> Grading:
     if not 0 <= share <= 1:
         raise _error("grading.public_share", f"expected a number from 0 to 1, got {share}")
     timeout = table.get("timeout", defaults.timeout_s)
-    if timeout <= 0:
-        raise _error("grading.timeout", f"expected a positive number of seconds, got {timeout}")
+    cpu_timeout = table.get("cpu_timeout", defaults.cpu_timeout_s)
+    for key, seconds in (("timeout", timeout), ("cpu_timeout", cpu_timeout)):
+        if seconds is not None and seconds <= 0:
+            raise _error(f"grading.{key}", f"expected a positive number of seconds, got {seconds}")
     forbidden = _string_list(table.get("forbidden", []), "grading.forbidden")
     penalty = table.get("sanitizer_penalty", defaults.sanitizer_penalty)
     if not 0 <= penalty <= 1:
         raise _error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
-    return Grading(tuple(ranges), share, timeout, forbidden, penalty)
+    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty)
 
 
 def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:

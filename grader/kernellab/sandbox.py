@@ -301,16 +301,22 @@ def _hand_over(path: Path, uid: int) -> None:
 
 class StepUids:
     """The uids of STEP_UIDS not in use by a step, in this grader process or another one (each
-    held through an exclusive lock on a file of its own)."""
+    held through an exclusive lock on a file of its own).
+
+    Taken in turn, not lowest first: a step's processes leave its cgroup when they exit but count
+    against its uid's RLIMIT_NPROC until they are reaped, so the next step given a fork bomb's
+    uid at once could not even start."""
 
     def __init__(self, lock_folder: Path = Path("/tmp")):
         self._lock_folder = lock_folder
         self._held: dict[int, int] = {}  # uid -> its lock file's descriptor
         self._lock = threading.Lock()
+        self._next = 0  # the index in STEP_UIDS to try first
 
     def acquire(self) -> int:
         with self._lock:
-            for uid in STEP_UIDS:
+            for turn in range(len(STEP_UIDS)):
+                uid = STEP_UIDS[(self._next + turn) % len(STEP_UIDS)]
                 if uid in self._held:
                     continue
                 descriptor = os.open(self._lock_folder / f"kernellab-step-uid-{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -320,6 +326,7 @@ class StepUids:
                     os.close(descriptor)
                     continue
                 self._held[uid] = descriptor
+                self._next = (self._next + turn + 1) % len(STEP_UIDS)
                 return uid
         raise SandboxFailure(f"all {len(STEP_UIDS)} step uids are in use")
 

@@ -1,7 +1,12 @@
-"""Helpers that build fixture repositories: a manifest, a reference tree and a CMakeLists.txt."""
+"""Helpers that build fixture repositories (a manifest, a reference tree and a CMakeLists.txt) and
+records as the harness writes them."""
 
+import json
 import shutil
+import struct
 from pathlib import Path
+
+import numpy as np
 
 from kernellab.environment import gpus
 
@@ -44,3 +49,39 @@ def has_nvcc() -> bool:
 
 def has_gpu() -> bool:
     return bool(gpus())
+
+
+def record_bytes(
+    values: np.ndarray,
+    role: str,
+    *,
+    test: str = "scanInc scans - Add<int>",
+    case: str = "n := 5, block := 32",
+    check: str = "d_out.download()",
+    ordinal: int = 0,
+    fmt: str = "int32",
+    whole: bool = True,
+    chunk: int = 4096,
+    layout: tuple[int, int, int] = (32, 32, 1),
+) -> bytes:
+    """One record as the harness (kernellab/record.hpp) writes it."""
+    element_size = values.dtype.itemsize * (values.shape[1] if values.ndim == 2 else 1)
+    count = values.shape[0]
+    if whole:
+        payload = values.tobytes()
+    else:
+        raw = values.tobytes()
+        hashes = []
+        for first in range(0, count, chunk):
+            block = raw[first * element_size : (first + chunk) * element_size]
+            value = 0xCBF29CE484222325
+            for byte in block:
+                value = ((value ^ byte) * 0x100000001B3) % (1 << 64)
+            hashes.append(value)
+        payload = np.array(hashes, dtype="<u8").tobytes()
+    header = json.dumps(
+        dict(test=test, case=case, check=check, ordinal=ordinal, role=role, format=fmt, count=count,
+             element_size=element_size, whole=whole, chunk=chunk, block_size=layout[0],
+             elems_per_block=layout[1], elems_per_thread=layout[2])
+    ).encode()
+    return b"KLR1" + struct.pack("<I", len(header)) + header + struct.pack("<Q", len(payload)) + payload

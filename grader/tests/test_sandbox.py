@@ -11,7 +11,7 @@ import pytest
 
 from kernellab import runner
 from kernellab.sandbox import (
-    STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, machine_sandbox, run_step, toolkit_libraries,
+    STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, StepUids, machine_sandbox, run_step, toolkit_libraries,
 )
 
 PYTHON = "/usr/bin/python3"
@@ -146,3 +146,13 @@ def test_a_test_program_cannot_load_the_toolkits_libraries():
         run_step(Path(PYTHON), [], gpu=False),
     )
     assert outcome.output.strip() == "not found"
+
+
+def test_step_uids_are_taken_in_turn_so_a_released_uid_rests_before_its_reuse(tmp_path):
+    uids = StepUids(tmp_path)
+    first, second = uids.acquire(), uids.acquire()
+    uids.release(first)
+    third = uids.acquire()
+    assert len({first, second, third}) == 3
+    # Another grader process on the machine skips the uids this one holds.
+    assert StepUids(tmp_path).acquire() not in (second, third)

@@ -185,6 +185,16 @@ def test_a_missing_result_is_explained_by_the_exception_the_run_reported():
         "  n := 1024\n\n=====\n"
     )
     assert _first_reported_error(output) == (
-        "race in kernel scanIncBlockKernel: device memory differs between thread orders n := 1024"
+        "race in kernel scanIncBlockKernel: device memory differs between thread orders"
+    )
+    # Catch2 v3 with captured values (an H100 run of the adversarial suite's illegal address).
+    output = (
+        "/r/test_map.cu:13: FAILED:\ndue to unexpected exception with messages:\n  n := 2102 (0x836)\n"
+        "  block := 32\n  /r/device_buffer.hpp:28:\n  cudaMalloc(&data_, bytes()) failed: cudaErrorIllegalAddress (an illegal\n"
+        "  memory access was encountered)\n\n"
+    )
+    assert _first_reported_error(output) == (
+        "/r/device_buffer.hpp:28: cudaMalloc(&data_, bytes()) failed: cudaErrorIllegalAddress (an illegal "
+        "memory access was encountered)"
     )
     assert _first_reported_error("All tests passed\n") == ""

@@ -1,0 +1,88 @@
+"""A failed test group is confirmed by a run alone before it counts, unless its records already
+show a wrong result: another program on the machine can take a run's GPU memory or time, never
+change what it computed.
+
+The test programs are shell scripts standing in for a test executable: they write the records
+the harness would (made with helpers.record_bytes), or stop before writing any.
+"""
+
+import stat
+from pathlib import Path
+
+import numpy as np
+
+from helpers import REAL_ROOT, record_bytes
+from kernellab.cmake import FAILED, PASSED
+from kernellab.grading import GpuLock, GradingRun, confirm_alone, executable, judge_group, run_group
+from kernellab.manifest import load_assignment
+
+VALUES = np.arange(1, 6, dtype=np.int32)
+
+
+def grading_run(tmp_path: Path) -> GradingRun:
+    """A run of pbb whose reference records are written by the test, not by a reference build."""
+    run = GradingRun(load_assignment(REAL_ROOT, "pbb"), "cpu", tmp_path / "work", sandbox=None, seed=1)
+    run.prepare_reference = lambda: None
+    run.gpu_lock = GpuLock(tmp_path / "gpu.lock")
+    records = tmp_path / "work" / "reference-records"
+    records.mkdir(parents=True)
+    (records / "copy.public.rec").write_bytes(record_bytes(VALUES, "expected"))
+    return run
+
+
+def stand_in_program(tmp_path: Path, run: GradingRun, first_run: str, later_runs: str) -> Path:
+    """pbb's copy test executable as a script: `first_run` the first time, `later_runs` after;
+    each is 'stops early' (no records, exit 1), 'right' or 'wrong' (records, exit 0 or 1)."""
+    results = {"right": VALUES, "wrong": VALUES + 1}
+    behaviours = {}
+    for name, values in results.items():
+        (tmp_path / f"{name}.rec").write_bytes(record_bytes(values, "device"))
+        behaviours[name] = f'cp {tmp_path}/{name}.rec "$KERNELLAB_RECORD"; exit {int(name == "wrong")}'
+    behaviours["stops early"] = "exit 1"
+    program = executable(tmp_path / "job" / "build", run.assignment.id, "copy")
+    program.parent.mkdir(parents=True)
+    program.write_text(
+        "#!/bin/sh\n"
+        f"echo run >> {tmp_path}/runs\n"
+        f'if [ "$(wc -l < {tmp_path}/runs)" -eq 1 ]; then {behaviours[first_run]}; fi\n'
+        f"{behaviours[later_runs]}\n"
+    )
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    return tmp_path / "runs"
+
+
+def graded(tmp_path: Path, first_run: str, later_runs: str):
+    run = grading_run(tmp_path)
+    runs = stand_in_program(tmp_path, run, first_run, later_runs)
+    job = tmp_path / "job"
+    first = judge_group(run, run_group(run, job, "copy", "public"))
+    confirmed = confirm_alone(run, job, {("copy", "public"): first})
+    return first, confirmed, len(runs.read_text().splitlines())
+
+
+def test_a_run_that_stopped_before_its_results_is_run_again_alone_and_that_run_decides(tmp_path):
+    first, confirmed, runs = graded(tmp_path, "stops early", "right")
+    assert first.verdict == FAILED and not first.conclusive
+    assert runs == 2
+    again = confirmed[("copy", "public")]
+    assert again.verdict == PASSED
+    assert "run again alone after a first run beside other runs ended" in again.detail
+
+
+def test_a_run_that_stops_early_alone_too_fails(tmp_path):
+    _, confirmed, runs = graded(tmp_path, "stops early", "stops early")
+    assert runs == 2
+    assert confirmed[("copy", "public")].verdict == FAILED
+
+
+def test_a_wrong_result_is_final_without_a_second_run(tmp_path):
+    first, confirmed, runs = graded(tmp_path, "wrong", "right")
+    assert first.verdict == FAILED and first.conclusive
+    assert "first mismatch at index 0" in first.detail
+    assert (confirmed, runs) == ({}, 1)
+
+
+def test_a_passed_group_is_not_run_again(tmp_path):
+    first, confirmed, runs = graded(tmp_path, "right", "wrong")
+    assert first.verdict == PASSED
+    assert (confirmed, runs) == ({}, 1)
