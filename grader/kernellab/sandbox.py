@@ -14,7 +14,10 @@ Limits come from outside the sandbox, where student code cannot lift them: the w
 (cgroup v2, or v1's memory and pids controllers) where the grader may create one, otherwise
 RLIMIT_DATA and RLIMIT_NPROC; the size of any file written (RLIMIT_FSIZE), no core files, and
 the output kept (runner.py). Not RLIMIT_AS: an address-space limit of 8 GiB or less makes CUDA
-fail on the H100 machines, whose driver reserves address space it never touches.
+fail on the H100 machines, whose driver reserves address space it never touches. A run of a test
+or speed program ends as soon as its cgroup hits a limit: that decides its verdict, and a fork
+bomb left at its process limit until the wall clock stops it keeps every core busy failing
+forks, starving the runs beside it.
 """
 
 import errno
@@ -30,7 +33,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +54,8 @@ SANDBOX_UID = 65534
 # students of a batch. Files a step writes are handed to its uid first; the folders above a
 # step's files must be searchable by others (the default work folder build/grader is).
 STEP_UIDS = range(2_000_000_000, 2_000_000_000 + 4096)
+# How often the cgroup of a step that ends at its limits is checked for a limit it hit.
+LIMIT_POLL_S = 0.05
 # The cgroup v2 leaf the grader's own processes move to, so that its cgroup may hold one child
 # cgroup per step (v2 lets only cgroups without processes of their own delegate controllers).
 GRADER_CGROUP = "kernellab-grader"
@@ -80,6 +85,10 @@ class Step:
     file_bytes: int = 1 << 30
     # Folders of the system the step must not see, covered by an empty tmpfs.
     hidden: tuple[Path, ...] = ()
+    # Whether all of the step ends once it hits its memory or process limit (a run, whose verdict
+    # that decides) or goes on (a build: ninja -k 0 still builds the targets whose compilers did
+    # not hit it). Only where a cgroup bounds the step: a per-process rlimit hit is no event.
+    ends_at_limit: bool = False
 
 
 def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
@@ -101,7 +110,7 @@ def run_step(program: Path, outputs: Iterable[Path], gpu: bool) -> Step:
     """One run of a built program: it sees itself and writes only its `outputs` (files the
     grader created beforehand), and not the CUDA toolkit's libraries: a program linked with the
     static CUDA runtime needs only the driver, so a `dlopen` of cuBLAS finds nothing."""
-    return Step((program,), tuple(outputs), gpu=gpu, hidden=toolkit_libraries())
+    return Step((program,), tuple(outputs), gpu=gpu, hidden=toolkit_libraries(), ends_at_limit=True)
 
 
 @functools.cache
@@ -197,14 +206,15 @@ class Sandbox:
         try:
             inside_cwd = cwd if any(_within(cwd, path) for path in (*step.readable, *step.writable)) else Path("/tmp")
             announce = [self._bash, "-c", f'printf started >&{started_write}; exec {started_write}>&-; exec "$@"', "bash"]
-            yield Confined(
-                argv=[self._bwrap, *self._arguments(step, inside_cwd), "--", *announce, *command],
-                cwd=Path("/"),
-                preexec=functools.partial(limit_process, step, group, uid),
-                limit_hit=group.limit_hit if group else (lambda: ""),
-                pass_fds=(started_write,),
-                started=lambda: _read_available(started_read) == b"started",
-            )
+            with group.killed_at_limit() if group and step.ends_at_limit else nullcontext():
+                yield Confined(
+                    argv=[self._bwrap, *self._arguments(step, inside_cwd), "--", *announce, *command],
+                    cwd=Path("/"),
+                    preexec=functools.partial(limit_process, step, group, uid),
+                    limit_hit=group.limit_hit if group else (lambda: ""),
+                    pass_fds=(started_write,),
+                    started=lambda: _read_available(started_read) == b"started",
+                )
         finally:
             os.close(started_read)
             os.close(started_write)
@@ -456,25 +466,50 @@ class StepCgroup:
             return "processes"
         return ""
 
+    @contextmanager
+    def killed_at_limit(self) -> Iterator[None]:
+        """While in the context: every process of the cgroup(s) is killed once limit_hit() says so
+        (checked every LIMIT_POLL_S; again at each check, for a child forked meanwhile)."""
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(LIMIT_POLL_S):
+                if self.limit_hit():
+                    for folder in dict.fromkeys(self._folders.values()):
+                        _kill_all(folder)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
+
     def remove(self) -> None:
         """Kill whatever is left in the cgroup(s) and remove them."""
         for folder in dict.fromkeys(self._folders.values()):
             deadline = time.monotonic() + 10
             while folder.exists():
-                if (folder / "cgroup.kill").exists():
-                    (folder / "cgroup.kill").write_text("1")
-                else:
-                    for pid in (folder / "cgroup.procs").read_text().split():
-                        try:
-                            os.kill(int(pid), 9)
-                        except ProcessLookupError:
-                            pass
+                _kill_all(folder)
                 try:
                     folder.rmdir()
                 except OSError as error:
                     if error.errno != errno.EBUSY or time.monotonic() > deadline:
                         raise
                     time.sleep(0.02)
+
+
+def _kill_all(folder: Path) -> None:
+    """SIGKILL every process of the cgroup `folder` (at once where the kernel can: v2's cgroup.kill)."""
+    if (folder / "cgroup.kill").exists():
+        (folder / "cgroup.kill").write_text("1")
+        return
+    for pid in (folder / "cgroup.procs").read_text().split():
+        try:
+            os.kill(int(pid), 9)
+        except ProcessLookupError:
+            pass
 
 
 def _own_cgroup(controller: str) -> str | None:
