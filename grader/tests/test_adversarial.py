@@ -212,12 +212,15 @@ def graded(tmp_path_factory) -> Graded:
         sandbox = machine_sandbox()
     except SandboxUnavailable as why:
         pytest.skip(f"the suite runs hostile code only in the sandbox: {why}")
-    # The nvcc check adds a compile per test source and no verdict an attack depends on.
-    cmake_args = ("-DKERNELLAB_CPU_NVCC_CHECK=OFF",) if backend == "cpu" else ()
+    # No attack's verdict depends on nvcc in a CPU-backend build, which uses it only for the
+    # nvcc check (a compile per test source): the configure step runs as where there is no nvcc
+    # (CheckLanguage's NOTFOUND), saving CMake's probe of it, most of each submission's configure.
+    cmake_args = ("-DCMAKE_CUDA_COMPILER=NOTFOUND", "-DKERNELLAB_CPU_NVCC_CHECK=OFF") if backend == "cpu" else ()
     work = top / "work" / ASSIGNMENT
-    # The solo grade first: the batch's run then finds the reference built in the same work folder.
-    solo_run = GradingRun(assignment, backend, work, sandbox, SEED, cmake_args)
-    solo = grade_submission(solo_run, assignment.reference_dir, CONTROL, work / "jobs" / "solo")
+    # The solo grade first; the batch then goes on in the same grading run, so that every batch
+    # build links the harness mains of the reference build that has ended by then.
+    run = GradingRun(assignment, backend, work, sandbox, SEED, cmake_args)
+    solo = grade_submission(run, assignment.reference_dir, CONTROL, work / "jobs" / "solo")
     attacks, skipped = {}, {}
     submissions = top / "submissions"
     submissions.mkdir()
@@ -231,7 +234,6 @@ def graded(tmp_path_factory) -> Graded:
     (top / "out").mkdir()
     listener = Listener()
     try:
-        run = GradingRun(assignment, backend, work, sandbox, SEED, cmake_args)
         grades = grade_folder(run, find_submissions(submissions), top / "out", jobs=2, regrade=False)
     finally:
         listener.close()
