@@ -29,7 +29,7 @@ from kernellab import cmake, environment, runner, sanitizer, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
 from kernellab.intake import Intake, SubmissionRejected, take
-from kernellab.judge import NO_RESULT, TestCaseResult, by_test_case, judge
+from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
 from kernellab.sandbox import Sandbox, SandboxFailure, Step, build_step, fresh_output, run_step, toolchain_paths
@@ -60,25 +60,32 @@ OUTPUT_TAIL_LINES = 6
 
 class GpuLock:
     """Who may use the GPU: correctness runs share it (they are not timed), a speed measurement
-    has it alone. Each holder locks its own open file description of one lock file (flock), so
-    the rule holds between the threads of a batch and between grader processes on the machine."""
+    or a run confirmed alone has it alone. Each holder locks its own open file description of a
+    lock file (flock), so the rule holds between the threads of a batch and between grader
+    processes on the machine. flock lets new shared holders in while an exclusive one waits, so
+    in a busy batch the exclusive one could wait for ever: every holder first passes a turnstile
+    (a second lock file), which an exclusive holder keeps until it is done."""
 
     def __init__(self, path: Path = Path("/tmp/kernellab-gpu.lock")):
         self._path = path
+        self._turnstile = path.with_name(f"{path.name}.turnstile")
 
     @contextmanager
     def shared(self) -> Iterator[None]:
-        with self._held(fcntl.LOCK_SH):
+        with self._held(self._turnstile, fcntl.LOCK_EX):
+            pass
+        with self._held(self._path, fcntl.LOCK_SH):
             yield
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        with self._held(fcntl.LOCK_EX):
+        with self._held(self._turnstile, fcntl.LOCK_EX), self._held(self._path, fcntl.LOCK_EX):
             yield
 
+    @staticmethod
     @contextmanager
-    def _held(self, mode: int) -> Iterator[None]:
-        with open(self._path, "a") as lock_file:
+    def _held(path: Path, mode: int) -> Iterator[None]:
+        with open(path, "a") as lock_file:
             fcntl.flock(lock_file, mode)
             try:
                 yield
@@ -100,8 +107,8 @@ class GroupResult:
     # The group's share of its task's points, and what it earned (set by score_task).
     points: float = 0.0
     max_points: float = 0.0
-    # False when the run ended without a result for every check (a CUDA error, a crash, the time
-    # limit): what another program on the machine did could have caused that.
+    # False when the run ran out of time or of GPU memory: what other runs on the GPU did could
+    # have caused that.
     conclusive: bool = True
 
 
@@ -494,9 +501,11 @@ def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: 
 
 
 def _limit_words(limit: str, step: Step) -> str:
-    """'memory limit (8 GiB)' or 'process limit (256 processes and threads)'."""
+    """'memory limit (8 GiB)', 'GPU memory limit (16 GiB)' or 'process limit (256 processes and threads)'."""
     if limit == "memory":
         return f"memory limit ({step.memory_bytes / (1 << 30):g} GiB)"
+    if limit == "GPU memory":
+        return f"GPU memory limit ({step.gpu_memory_bytes / (1 << 30):g} GiB)"
     return f"process limit ({step.processes} processes and threads)"
 
 
@@ -566,18 +575,18 @@ def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
         verdict = FAILED
     if verdict not in (PASSED, NO_GPU, NEEDS_GPU):
         detail = _failure_detail(detail, failed, produced.problem, outcome, len(checks))
-    # A sandbox limit is the step's own (its cgroup): nothing else on the machine reaches it.
-    conclusive = bool(outcome.limit_hit) or not (outcome.timed_out or outcome.signal_name or produced.problem
-                                                 or any(check.message == NO_RESULT for check in checks))
+    # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
+    # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
+    conclusive = not (outcome.timed_out or _OUT_OF_GPU_MEMORY.search(outcome.output))
     return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=conclusive)
 
 
 def confirm_alone(run: GradingRun, job: Path, results: dict[tuple[str, str], GroupResult]) -> dict[tuple[str, str], GroupResult]:
-    """The groups that failed without a result for every check, each run again alone (no other
+    """The groups that failed out of time or out of GPU memory, each run again alone (no other
     test program beside it, the GPU its own): their verdicts come from that run. Runs that share
     the machine (this submission's other groups, other submissions' runs in a batch) can take the
     GPU's memory or slow a run past its time limit; a student must not lose points to that, so
-    only a failure seen alone counts."""
+    only such a failure seen alone counts."""
     confirmed = {}
     for key, result in results.items():
         if result.verdict in (PASSED, NO_GPU, NEEDS_GPU, BUILD_FAILED) or result.conclusive:
@@ -609,6 +618,8 @@ def _failure_detail(detail: str, failed: list[TestCaseResult], problem: str, out
     return "\n".join(lines)
 
 
+# How CUDA reports that the GPU had no memory left for a run (its context or an allocation).
+_OUT_OF_GPU_MEMORY = re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|out of memory")
 # Catch2's words for an exception that ended a test case: a CUDA error, or a finding of the CPU
 # backend (a race, barrier divergence...) thrown from the launch that made it. With captured
 # values ("messages"), those come first, one `name := value` per line, then the exception's text.

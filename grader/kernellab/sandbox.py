@@ -37,6 +37,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab import gpu_memory
+
 # Read-only inside every sandbox: the system's programs and libraries (CUDA and Catch2 live
 # under /usr/local on most machines), and the few files of /etc that programs read to start.
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -80,6 +82,9 @@ class Step:
     # Memory of the whole step (all its processes) and its processes and threads together.
     memory_bytes: int = 8 << 30
     processes: int = 256
+    # Device memory of the step's processes together (a GPU step, where a cgroup tells which
+    # processes are the step's): a CUDA context takes about 0.5 GiB, a pbb speed case about 4.
+    gpu_memory_bytes: int = 16 << 30
     # The tmpfs /tmp, and the largest file the step may write anywhere.
     tmp_bytes: int = 1 << 30
     file_bytes: int = 1 << 30
@@ -187,7 +192,8 @@ class Sandbox:
                          "may enter; elsewhere not limited)")
         else:
             processes = "RLIMIT_NPROC"
-        return f"bubblewrap ({self._bwrap}); memory limited by {memory}; processes by {processes}"
+        gpu = "; GPU memory by nvidia-smi's count of each step's processes" if self._cgroups and gpu_memory.machine_use() else ""
+        return f"bubblewrap ({self._bwrap}); memory limited by {memory}; processes by {processes}{gpu}"
 
     @contextmanager
     def confine(self, command: list[str], step: Step, cwd: Path) -> Iterator[Confined]:
@@ -418,7 +424,7 @@ class Cgroups:
         folders = {controller: parent / name for controller, parent in self._parents.items()}
         for folder in dict.fromkeys(folders.values()):
             folder.mkdir()
-        group = StepCgroup(folders, self._version)
+        group = StepCgroup(folders, self._version, step.gpu_memory_bytes if step.gpu else None)
         group.set_limits(step)
         return group
 
@@ -426,9 +432,11 @@ class Cgroups:
 class StepCgroup:
     """The cgroup(s) of one step: its limits, joining it, what it hit, removing it."""
 
-    def __init__(self, folders: dict[str, Path], version: int):
+    def __init__(self, folders: dict[str, Path], version: int, gpu_memory_bytes: int | None = None):
         self._folders = folders
         self._version = version
+        self._gpu_memory_bytes = gpu_memory_bytes
+        self._gpu_memory_exceeded = False
 
     @property
     def controllers(self) -> frozenset[str]:
@@ -454,7 +462,7 @@ class StepCgroup:
                 procs.write("0")
 
     def limit_hit(self) -> str:
-        """'memory' or 'processes' when the step ran into that limit, else ''."""
+        """'memory', 'processes' or 'GPU memory' when the step ran into that limit, else ''."""
         memory, pids = self._folders.get("memory"), self._folders.get("pids")
         if memory and self._version == 2 and _event_count(memory / "memory.events", "oom_kill"):
             return "memory"
@@ -464,7 +472,20 @@ class StepCgroup:
             return "memory"
         if pids and _event_count(pids / "pids.events", "max"):
             return "processes"
-        return ""
+        if self._gpu_memory_bytes is not None and not self._gpu_memory_exceeded:
+            use = gpu_memory.machine_use()
+            self._gpu_memory_exceeded = use is not None and use.held_by(self._processes()) > self._gpu_memory_bytes
+        return "GPU memory" if self._gpu_memory_exceeded else ""
+
+    def _processes(self) -> set[int]:
+        """The pids in the step's cgroup(s)."""
+        pids: set[int] = set()
+        for folder in dict.fromkeys(self._folders.values()):
+            try:
+                pids.update(int(line) for line in (folder / "cgroup.procs").read_text().split())
+            except OSError:
+                continue  # removed with the step
+        return pids
 
     @contextmanager
     def killed_at_limit(self) -> Iterator[None]:

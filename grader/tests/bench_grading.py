@@ -36,7 +36,7 @@ def bench_batch(work: Path, submissions: int, jobs: int) -> None:
     grades = [grade_json(path) for path in sorted((work / "batch" / "students").glob("*/grade.json"))]
     print(f"\nbatch: {len(grades)} submissions, --jobs {jobs}, exit code {code}, {elapsed:.0f} s in all "
           "(the reference's build and runs included)")
-    for stage in ("build", "tests", "speed"):
+    for stage in ("build", "tests", "sanitizers", "speed"):
         values = [grade["stages"].get(stage, 0.0) for grade in grades if grade["stages"]]
         print(f"  {stage}: median {statistics.median(values):.1f} s, max {max(values):.1f} s per submission")
 

@@ -1,6 +1,6 @@
-"""A failed test group is confirmed by a run alone before it counts, unless its records already
-show a wrong result: another program on the machine can take a run's GPU memory or time, never
-change what it computed.
+"""A test group that failed out of GPU memory or out of time is confirmed by a run alone before it
+counts: another program on the GPU can take a run's memory or time, never change what it
+computed or make it crash.
 
 The test programs are shell scripts standing in for a test executable: they write the records
 the harness would (made with helpers.record_bytes), or stop before writing any.
@@ -32,13 +32,14 @@ def grading_run(tmp_path: Path) -> GradingRun:
 
 def stand_in_program(tmp_path: Path, run: GradingRun, first_run: str, later_runs: str) -> Path:
     """pbb's copy test executable as a script: `first_run` the first time, `later_runs` after;
-    each is 'stops early' (no records, exit 1), 'right' or 'wrong' (records, exit 0 or 1)."""
+    each is 'out of GPU memory' or 'crashes' (no records), 'right' or 'wrong' (records)."""
     results = {"right": VALUES, "wrong": VALUES + 1}
     behaviours = {}
     for name, values in results.items():
         (tmp_path / f"{name}.rec").write_bytes(record_bytes(values, "device"))
         behaviours[name] = f'cp {tmp_path}/{name}.rec "$KERNELLAB_RECORD"; exit {int(name == "wrong")}'
-    behaviours["stops early"] = "exit 1"
+    behaviours["out of GPU memory"] = "echo 'cudaMalloc(&data_, bytes()) failed: cudaErrorMemoryAllocation (out of memory)'; exit 1"
+    behaviours["crashes"] = "kill -SEGV $$"
     program = executable(tmp_path / "job" / "build", run.assignment.id, "copy")
     program.parent.mkdir(parents=True)
     program.write_text(
@@ -60,8 +61,8 @@ def graded(tmp_path: Path, first_run: str, later_runs: str):
     return first, confirmed, len(runs.read_text().splitlines())
 
 
-def test_a_run_that_stopped_before_its_results_is_run_again_alone_and_that_run_decides(tmp_path):
-    first, confirmed, runs = graded(tmp_path, "stops early", "right")
+def test_a_run_out_of_gpu_memory_is_run_again_alone_and_that_run_decides(tmp_path):
+    first, confirmed, runs = graded(tmp_path, "out of GPU memory", "right")
     assert first.verdict == FAILED and not first.conclusive
     assert runs == 2
     again = confirmed[("copy", "public")]
@@ -69,10 +70,16 @@ def test_a_run_that_stopped_before_its_results_is_run_again_alone_and_that_run_d
     assert "run again alone after a first run beside other runs ended" in again.detail
 
 
-def test_a_run_that_stops_early_alone_too_fails(tmp_path):
-    _, confirmed, runs = graded(tmp_path, "stops early", "stops early")
+def test_a_run_out_of_gpu_memory_alone_too_fails(tmp_path):
+    _, confirmed, runs = graded(tmp_path, "out of GPU memory", "out of GPU memory")
     assert runs == 2
     assert confirmed[("copy", "public")].verdict == FAILED
+
+
+def test_a_crash_is_the_runs_own_and_final_without_a_second_run(tmp_path):
+    first, confirmed, runs = graded(tmp_path, "crashes", "right")
+    assert first.verdict.startswith("crashed") and first.conclusive
+    assert (confirmed, runs) == ({}, 1)
 
 
 def test_a_wrong_result_is_final_without_a_second_run(tmp_path):
