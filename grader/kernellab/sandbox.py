@@ -424,7 +424,7 @@ class Cgroups:
         folders = {controller: parent / name for controller, parent in self._parents.items()}
         for folder in dict.fromkeys(folders.values()):
             folder.mkdir()
-        group = StepCgroup(folders, self._version, step.gpu_memory_bytes if step.gpu else None)
+        group = StepCgroup(folders, self._version, step)
         group.set_limits(step)
         return group
 
@@ -432,11 +432,13 @@ class Cgroups:
 class StepCgroup:
     """The cgroup(s) of one step: its limits, joining it, what it hit, removing it."""
 
-    def __init__(self, folders: dict[str, Path], version: int, gpu_memory_bytes: int | None = None):
+    def __init__(self, folders: dict[str, Path], version: int, step: Step):
         self._folders = folders
         self._version = version
-        self._gpu_memory_bytes = gpu_memory_bytes
-        self._gpu_memory_exceeded = False
+        self._processes_allowed = step.processes
+        self._gpu_memory_bytes = step.gpu_memory_bytes if step.gpu else None
+        # A limit no cgroup event records (RLIMIT_NPROC, GPU memory), once a check saw it hit.
+        self._seen_hit = ""
 
     @property
     def controllers(self) -> frozenset[str]:
@@ -472,20 +474,24 @@ class StepCgroup:
             return "memory"
         if pids and _event_count(pids / "pids.events", "max"):
             return "processes"
-        if self._gpu_memory_bytes is not None and not self._gpu_memory_exceeded:
+        threads = "cgroup.threads" if self._version == 2 else "tasks"
+        if not self._seen_hit and not pids and len(self._members(threads)) >= self._processes_allowed:
+            self._seen_hit = "processes"  # RLIMIT_NPROC holds the step there
+        if not self._seen_hit and self._gpu_memory_bytes is not None:
             use = gpu_memory.machine_use()
-            self._gpu_memory_exceeded = use is not None and use.held_by(self._processes()) > self._gpu_memory_bytes
-        return "GPU memory" if self._gpu_memory_exceeded else ""
+            if use is not None and use.held_by(self._members("cgroup.procs")) > self._gpu_memory_bytes:
+                self._seen_hit = "GPU memory"
+        return self._seen_hit
 
-    def _processes(self) -> set[int]:
-        """The pids in the step's cgroup(s)."""
-        pids: set[int] = set()
+    def _members(self, listing: str) -> set[int]:
+        """The pids (cgroup.procs) or thread ids (cgroup.threads, v1's tasks) in the step's cgroup(s)."""
+        members: set[int] = set()
         for folder in dict.fromkeys(self._folders.values()):
             try:
-                pids.update(int(line) for line in (folder / "cgroup.procs").read_text().split())
+                members.update(int(line) for line in (folder / listing).read_text().split())
             except OSError:
                 continue  # removed with the step
-        return pids
+        return members
 
     @contextmanager
     def killed_at_limit(self) -> Iterator[None]:

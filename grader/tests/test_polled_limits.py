@@ -1,10 +1,12 @@
-"""The sandbox's GPU memory limit: what nvidia-smi reports per process, summed over a step's
-cgroup. nvidia-smi here is a stand-in script that prints what a test tells it to (the real one
-needs a GPU); the cgroup and the process in it are real where the grader may create cgroups."""
+"""The sandbox's limits that no cgroup event records: GPU memory (what nvidia-smi reports per
+process, summed over a step's cgroup) and RLIMIT_NPROC's hold on a step (its cgroup's threads).
+nvidia-smi here is a stand-in script that prints what a test tells it to (the real one needs a
+GPU); the cgroups and the processes in them are real where the grader may create cgroups."""
 
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,33 @@ def test_a_gpu_step_whose_processes_hold_more_than_its_limit_hit_the_gpu_memory_
         assert group.limit_hit() == "GPU memory"
         (tmp_path / "answer").write_text("")
         assert group.limit_hit() == "GPU memory", "the limit once hit stays hit after the memory is freed"
+    finally:
+        process.kill()
+        process.wait()
+        group.remove()
+
+
+def test_without_a_pids_controller_a_step_holding_all_its_processes_hit_the_process_limit():
+    found = Cgroups.find()
+    if found is None or "memory" not in found.controllers:
+        pytest.skip("the grader may not create memory cgroups here")
+    # As on the H100 machine, whose delegated cgroup has the memory controller only: there
+    # RLIMIT_NPROC holds a step's processes, and no event says it was reached.
+    memory_only = Cgroups({"memory": found._parents["memory"]}, found._version)
+    group = memory_only.step(Step((), processes=3))
+    threads = "import threading, time; [threading.Thread(target=time.sleep, args=(30,)).start() for _ in range({})]"
+    process = subprocess.Popen([sys.executable, "-c", threads.format(1)], preexec_fn=group.join)
+    try:
+        time.sleep(0.5)
+        assert group.limit_hit() == "", "two threads of three allowed"
+        process.kill()
+        process.wait()
+        process = subprocess.Popen([sys.executable, "-c", threads.format(2)], preexec_fn=group.join)
+        time.sleep(0.5)
+        assert group.limit_hit() == "processes"
+        process.kill()
+        process.wait()
+        assert group.limit_hit() == "processes", "the limit once hit stays hit after the processes end"
     finally:
         process.kill()
         process.wait()
