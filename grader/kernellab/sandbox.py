@@ -29,6 +29,7 @@ import resource
 import shutil
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -53,9 +54,11 @@ SANDBOX_UID = 65534
 # Where a grader running as root has no cgroup to count a step's processes, each step runs as a
 # uid of its own from this range (outside the sandbox too), so that RLIMIT_NPROC, which exempts
 # root, bounds it and no other step: a fork bomb then starves neither the grader nor the other
-# students of a batch. Files a step writes are handed to its uid first; the folders above a
-# step's files must be searchable by others (the default work folder build/grader is).
+# students of a batch. Files a step writes are handed to its uid first; bubblewrap, run as that
+# uid, must reach the step's paths: a run whose files lie in a private folder (a TA's home, a
+# 0700 temporary folder) reads and writes copies in STEP_STAGING instead.
 STEP_UIDS = range(2_000_000_000, 2_000_000_000 + 4096)
+STEP_STAGING = Path("/tmp/kernellab-steps")
 # How often the cgroup of a step that ends at its limits is checked for a limit it hit.
 LIMIT_POLL_S = 0.05
 # The cgroup v2 leaf the grader's own processes move to, so that its cgroup may hold one child
@@ -188,8 +191,8 @@ class Sandbox:
         if "pids" in bounded:
             processes = self._cgroups.describe()
         elif self._step_uids:
-            processes = ("RLIMIT_NPROC, each step as a uid of its own (where its files lie in folders others "
-                         "may enter; elsewhere not limited)")
+            processes = ("RLIMIT_NPROC, each step as a uid of its own (a build only where its folders lie in "
+                         "folders others may enter; elsewhere not limited)")
         else:
             processes = "RLIMIT_NPROC"
         gpu = "; GPU memory by nvidia-smi's count of each step's processes" if self._cgroups and gpu_memory.machine_use() else ""
@@ -200,11 +203,15 @@ class Sandbox:
         """`command` as a sandboxed step; cwd is `cwd` when the step sees it, else /tmp."""
         group = self._cgroups.step(step) if self._cgroups else None
         # bubblewrap, run as the step's uid, must reach the step's paths through their folders.
-        reachable = all(_reachable_by_others(path) for path in (*step.readable, *step.writable))
-        uid = self._step_uids.acquire() if self._step_uids and reachable else None
+        paths = (*step.readable, *step.writable)
+        reachable = all(_reachable_by_others(path) for path in paths)
+        staged = self._step_uids is not None and not reachable and all(path.is_file() for path in paths)
+        uid = self._step_uids.acquire() if self._step_uids and (reachable or staged) else None
+        staging = Path(tempfile.mkdtemp(dir=_staging_folder())) if staged else None
+        sources = _staged_copies(step, staging) if staging else {path: path for path in paths}
         if uid is not None:
             for path in step.writable:
-                _hand_over(path, uid)
+                _hand_over(sources[path], uid)
         # Inside the sandbox, once it is set up, bash writes a byte to this pipe and closes it
         # before it becomes the program: no byte means bubblewrap failed, not the program.
         started_read, started_write = os.pipe()
@@ -214,7 +221,7 @@ class Sandbox:
             announce = [self._bash, "-c", f'printf started >&{started_write}; exec {started_write}>&-; exec "$@"', "bash"]
             with group.killed_at_limit() if group and step.ends_at_limit else nullcontext():
                 yield Confined(
-                    argv=[self._bwrap, *self._arguments(step, inside_cwd), "--", *announce, *command],
+                    argv=[self._bwrap, *self._arguments(step, inside_cwd, sources), "--", *announce, *command],
                     cwd=Path("/"),
                     preexec=functools.partial(limit_process, step, group, uid),
                     limit_hit=group.limit_hit if group else (lambda: ""),
@@ -228,8 +235,13 @@ class Sandbox:
                 group.remove()
             if uid is not None:
                 self._step_uids.release(uid)
+            if staging:
+                for path in step.writable:
+                    shutil.move(sources[path], path)
+                shutil.rmtree(staging)
 
-    def _arguments(self, step: Step, cwd: Path) -> list[str]:
+    def _arguments(self, step: Step, cwd: Path, sources: dict[Path, Path]) -> list[str]:
+        """bubblewrap's options for `step`; each of its paths is bound from `sources[path]`."""
         arguments = [
             "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
@@ -251,9 +263,9 @@ class Sandbox:
         # The tmpfs comes before the binds: a job folder under /tmp is then mounted on top of it.
         arguments += ["--size", str(step.tmp_bytes), "--tmpfs", "/tmp"]
         for path in step.readable:
-            arguments += ["--ro-bind", str(path), str(path)]
+            arguments += ["--ro-bind", str(sources[path]), str(path)]
         for path in step.writable:
-            arguments += ["--bind", str(path), str(path)]
+            arguments += ["--bind", str(sources[path]), str(path)]
         return arguments + ["--chdir", str(cwd), "--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", "/tmp"]
 
 
@@ -304,6 +316,29 @@ def limit_process(step: Step, group: "StepCgroup | None" = None, uid: int | None
 def _reachable_by_others(path: Path) -> bool:
     """Whether any user may walk to `path` (every folder above it searchable by others)."""
     return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in path.parents)
+
+
+def _staging_folder() -> Path:
+    """STEP_STAGING, made searchable by any user (its entries stay unlisted)."""
+    STEP_STAGING.mkdir(exist_ok=True)
+    STEP_STAGING.chmod(0o711)
+    return STEP_STAGING
+
+
+def _staged_copies(step: Step, folder: Path) -> dict[Path, Path]:
+    """Copies of a step's files in `folder`, made searchable by any user: the programs it runs,
+    readable by all, and empty files for what it writes (moved back after the step)."""
+    folder.chmod(0o711)
+    copies = {}
+    for index, path in enumerate((*step.readable, *step.writable)):
+        copy = folder / f"{index}-{path.name}"
+        if path in step.readable:
+            shutil.copy(path, copy)
+            copy.chmod(copy.stat().st_mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        else:
+            copy.touch()
+        copies[path] = copy
+    return copies
 
 
 def _hand_over(path: Path, uid: int) -> None:

@@ -5,13 +5,15 @@ import os
 import shutil
 import socket
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kernellab import runner
 from kernellab.sandbox import (
-    STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, StepUids, machine_sandbox, run_step, toolkit_libraries,
+    STEP_STAGING, STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, StepUids, machine_sandbox,
+    run_step, toolkit_libraries,
 )
 
 PYTHON = "/usr/bin/python3"
@@ -124,13 +126,19 @@ def test_without_a_process_cgroup_a_root_grader_runs_each_step_as_a_uid_of_its_o
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="step uids are for a grader running as root")
-def test_a_step_in_a_folder_others_cannot_enter_runs_without_a_uid_of_its_own(tmp_path: Path):
+def test_a_run_whose_files_lie_in_a_private_folder_runs_as_a_uid_of_its_own_on_copies(tmp_path: Path):
     sandbox = Sandbox(shutil.which("bwrap"), shutil.which("bash"), cgroups=None)
     tmp_path.chmod(0o700)
-    output = tmp_path / "records.rec"
+    program, output = tmp_path / "program.txt", tmp_path / "records.rec"
+    program.write_text("mine")
     output.touch()
-    outcome = run_python(f"open('{output}', 'w').write('data')", run_step(Path(PYTHON), [output], gpu=False), sandbox)
-    assert outcome.exit_code == 0 and output.read_text() == "data" and output.stat().st_uid == 0
+    step = Step(readable=(program,), writable=(output,))
+    outcome = run_python(f"open('{output}', 'w').write(open('{program}').read())", step, sandbox)
+    assert outcome.exit_code == 0, outcome.output
+    assert output.read_text() == "mine" and output.stat().st_uid in STEP_UIDS
+    assert not list(STEP_STAGING.glob("*/*-records.rec")), "the staged copies outlived the step"
+    bomb = run_python("import os\nwhile True:\n    os.fork()", replace(step, processes=64), sandbox, timeout_s=60)
+    assert not bomb.timed_out and bomb.exit_code != 0
 
 
 def test_the_grade_says_which_limits_hold():
