@@ -577,7 +577,7 @@ def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
         detail = _failure_detail(detail, failed, produced.problem, outcome, len(checks))
     # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
     # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
-    conclusive = not (outcome.timed_out or _OUT_OF_GPU_MEMORY.search(outcome.output))
+    conclusive = bool(outcome.limit_hit) or not (outcome.timed_out or _OUT_OF_GPU_MEMORY.search(outcome.output))
     return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=conclusive)
 
 
@@ -593,8 +593,8 @@ def confirm_alone(run: GradingRun, job: Path, results: dict[tuple[str, str], Gro
             continue
         with run.gpu_lock.exclusive():
             again = judge_group(run, run_group(run, job, *key))
-        first = result.detail.splitlines()[0] if result.detail else result.verdict
-        note = f"run again alone after a first run beside other runs ended: {first}"
+        reason = "out of time" if result.verdict == TIMED_OUT else "out of GPU memory"
+        note = f"run again with the GPU to itself: the first run, beside other runs, ran {reason}"
         confirmed[key] = replace(again, detail="\n".join(filter(None, (again.detail, note))))
     return confirmed
 

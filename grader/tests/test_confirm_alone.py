@@ -67,7 +67,7 @@ def test_a_run_out_of_gpu_memory_is_run_again_alone_and_that_run_decides(tmp_pat
     assert runs == 2
     again = confirmed[("copy", "public")]
     assert again.verdict == PASSED
-    assert "run again alone after a first run beside other runs ended" in again.detail
+    assert "run again with the GPU to itself: the first run, beside other runs, ran out of GPU memory" in again.detail
 
 
 def test_a_run_out_of_gpu_memory_alone_too_fails(tmp_path):
