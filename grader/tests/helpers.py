@@ -42,6 +42,15 @@ def write_files(directory: Path, files: dict[str, str | bytes]) -> None:
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
 
 
+def copy_build_system(root: Path) -> Path:
+    """`root` holding the real build system, harness and CPU backend, ready for an assignment."""
+    for name in ("CMakeLists.txt", "grader/harness", "grader/cpu"):
+        source, target = REAL_ROOT / name, root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, target) if source.is_dir() else shutil.copy(source, target)
+    return root
+
+
 def has_nvcc() -> bool:
     # CMake looks in the default CUDA location too.
     return shutil.which("nvcc") is not None or Path("/usr/local/cuda/bin/nvcc").is_file()

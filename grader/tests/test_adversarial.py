@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REAL_ROOT
+from helpers import copy_build_system
 from kernellab import environment
 from kernellab.batch import find_submissions, grade_folder
 from kernellab.commands.strip import replace_tree
@@ -141,10 +141,7 @@ def make_archive(spec: dict, stem: Path, files: dict[str, bytes]) -> None:
 
 def fixture_root(root: Path) -> Path:
     """A repository root holding the build system, the harness, the CPU backend and the fixture."""
-    for name in ("CMakeLists.txt", "grader/harness", "grader/cpu"):
-        source, target = REAL_ROOT / name, root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source, target) if source.is_dir() else shutil.copy(source, target)
+    copy_build_system(root)
     shutil.copytree(SUITE / "fixture", root, dirs_exist_ok=True)
     assignment = load_assignment(root, ASSIGNMENT)
     replace_tree(assignment.skeleton_dir, strip_tree(assignment.reference_dir, assignment.task_ids))

@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from grading_fixtures import make_submissions
-from helpers import REAL_ROOT, has_gpu, has_nvcc
+from helpers import REAL_ROOT, copy_build_system, has_gpu, has_nvcc
 from kernellab.cli import main
 from kernellab.commands.new import scaffold
 from kernellab.commands.wrong import find_wrong_versions
@@ -65,11 +65,7 @@ def test_batch_grades_the_reference_the_skeleton_and_known_wrong_versions(tmp_pa
 
 @pytest.mark.skipif(bool(sandbox_missing()), reason=f"grades only in the sandbox: {sandbox_missing()}")
 def test_on_the_cpu_backend_a_batch_passes_the_reference_and_fails_the_skeleton_and_every_known_wrong_version(tmp_path):
-    root = tmp_path / "repo"
-    for name in ("CMakeLists.txt", "grader/harness", "grader/cpu"):
-        source, target = REAL_ROOT / name, root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source, target) if source.is_dir() else shutil.copy(source, target)
+    root = copy_build_system(tmp_path / "repo")
     scaffold(root, "demo", None)
     assignment = load_assignment(root, "demo")
     submissions = tmp_path / "submissions"
