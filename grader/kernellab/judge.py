@@ -14,7 +14,6 @@ import numpy as np
 
 from kernellab.records import Record, chunk_count
 
-NO_RESULT = "no result: the run stopped before this check (a crash, a CUDA error or the time limit)"
 NO_EXPECTED_RESULTS = "the reference's records hold no expected result to compare with: grading must be rerun"
 _FORMAT = re.compile(r"(?P<kind>int|uint|float)(?P<bits>8|16|32|64)(?:x(?P<lanes>[1-9][0-9]*))?")
 
@@ -56,7 +55,7 @@ def judge(expected: Iterable[Record], produced: Iterable[Record]) -> list[CheckR
             continue
         got = devices.get(want.key)
         message = (
-            NO_RESULT
+            "no result: the run stopped before this check (a crash, a CUDA error or the time limit)"
             if got is None
             else compare(got, want, bounds.get(want.key))
         )

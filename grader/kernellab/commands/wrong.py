@@ -211,9 +211,9 @@ def stop_at_first_failure(task: Task) -> bool:
     One failed test is all the verdict needs, and the test that failed first is the one that
     caught it; the rest could only take time (minutes per version on the CPU backend), or hang
     until the timeout after the version is already rejected. A crash, a timeout or a pass before
-    the first failure reads as it would without stopping. Not where the CPU backend only warns of warp-synchronous races
-    (`warp_synchronous = "warn"`): there a warning in a later test turns the exit status into 77,
-    "needs a GPU", which stopping early would turn into rejected.
+    the first failure reads as it would without stopping. Not where the CPU backend only warns of
+    warp-synchronous races (`warp_synchronous = "warn"`): there a warning in a later test turns
+    the exit status into 77, "needs a GPU", which stopping early would turn into rejected.
     """
     return task.warp_synchronous != "warn"
 
