@@ -21,14 +21,21 @@ from kernellab.sandbox import Confined, Sandbox, SandboxFailure, Step, limit_pro
 
 # Output kept from each end of a run's output; the middle is dropped and counted.
 OUTPUT_KEPT_BYTES = 32 << 10
-# Variables of the grader's environment a test executable may see; nothing else leaks into it.
-# KERNELLAB_CPU_*: how the CPU backend runs (thread orders, OS threads), as the TA chose.
 # bubblewrap exits with 128 + N when the sandboxed program was killed by signal N.
 SANDBOX_SIGNAL_BASE = 128
+# Variables of the grader's environment a test executable may see; nothing else leaks into it.
+# KERNELLAB_CPU_*: how the CPU backend runs (thread orders, OS threads), as the TA chose.
 PASSED_ENVIRONMENT = (
     "PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TMPDIR",
     "KERNELLAB_CPU_ORDERS", "KERNELLAB_CPU_WORKERS",
 )
+
+
+def cpu_workers(step: Step) -> int:
+    """The CPU backend's OS threads for a run in `step`: one per core (its own default), but at
+    most a quarter of the step's processes, so that on a machine of hundreds of cores the threads
+    alone cannot reach the process limit and pass for a fork bomb."""
+    return max(1, min(os.cpu_count() or 1, step.processes // 4))
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,8 @@ def run(
     """Run `command` in `cwd` with only the passed-through and the given environment variables;
     inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it)."""
     env = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
+    if step is not None:
+        env.setdefault("KERNELLAB_CPU_WORKERS", str(cpu_workers(step)))
     env.update(HOME=str(cwd), **environment)
     with sandbox.confine(list(command), step, cwd) if sandbox and step else _unconfined(command, cwd, step) as confined:
         started = time.monotonic()

@@ -210,9 +210,9 @@ def graded(tmp_path_factory) -> Graded:
     except SandboxUnavailable as why:
         pytest.skip(f"the suite runs hostile code only in the sandbox: {why}")
     # No attack's verdict depends on nvcc in a CPU-backend build, which uses it only for the
-    # nvcc check (a compile per test source): the configure step runs as where there is no nvcc
-    # (CheckLanguage's NOTFOUND), saving CMake's probe of it, most of each submission's configure.
-    cmake_args = ("-DCMAKE_CUDA_COMPILER=NOTFOUND", "-DKERNELLAB_CPU_NVCC_CHECK=OFF") if backend == "cpu" else ()
+    # nvcc check (a compile per test source): without the check, the configure step does not
+    # probe nvcc either, most of each submission's configure time.
+    cmake_args = ("-DKERNELLAB_CPU_NVCC_CHECK=OFF",) if backend == "cpu" else ()
     work = top / "work" / ASSIGNMENT
     # The solo grade first; the batch then goes on in the same grading run, so that every batch
     # build links the harness mains of the reference build that has ended by then.

@@ -164,3 +164,17 @@ def test_step_uids_are_taken_in_turn_so_a_released_uid_rests_before_its_reuse(tm
     assert len({first, second, third}) == 3
     # Another grader process on the machine skips the uids this one holds.
     assert StepUids(tmp_path).acquire() not in (second, third)
+
+
+def test_the_cpu_backends_threads_stay_well_under_a_steps_process_limit_on_a_machine_of_many_cores(monkeypatch):
+    monkeypatch.delenv("KERNELLAB_CPU_WORKERS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 512)
+    outcome = run_python("import os; print('workers', os.environ['KERNELLAB_CPU_WORKERS'])", Step(readable=(), processes=256))
+    assert "workers 64" in outcome.output
+
+
+def test_the_cpu_backends_threads_are_the_tas_choice_when_given(monkeypatch):
+    monkeypatch.setenv("KERNELLAB_CPU_WORKERS", "3")
+    outcome = run_python("import os; print('workers', os.environ['KERNELLAB_CPU_WORKERS'])", Step(readable=()))
+    assert "workers 3" in outcome.output
+

@@ -110,8 +110,9 @@ void checkShr2Glb(uint32_t n, uint32_t block, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("copyFromGlb2ShrMem copies each tile in order and pads past N with the neutral element", "[copy]") {
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     const uint64_t seed  = 1000 + n;
     KL_CAPTURE(n, block, seed);
     SECTION("int, 1 per thread")     { checkGlb2Shr<int, 1>(n, block, seed); }
@@ -122,8 +123,9 @@ TEST_CASE("copyFromGlb2ShrMem copies each tile in order and pads past N with the
 }
 
 TEST_CASE("copyFromShr2GlbMem writes each tile in order and nothing past N", "[copy]") {
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     const uint64_t seed  = 2000 + n;
     KL_CAPTURE(n, block, seed);
     SECTION("int, 1 per thread")     { checkShr2Glb<int, 1>(n, block, seed); }

@@ -6,8 +6,9 @@
 using kernellab::DeviceBuffer;
 
 TEST_CASE("naiveMemcpy copies N ints and nothing past them", "[given]") {
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     KL_CAPTURE(n, block);
     auto input = kernellab::randomInts(n, n, -100000, 100000);
     DeviceBuffer<int> d_in(input), d_out(n + 1);
@@ -20,8 +21,9 @@ TEST_CASE("naiveMemcpy copies N ints and nothing past them", "[given]") {
 TEMPLATE_TEST_CASE("mapredNaive reduces the whole array into element 0", "[given]",
                    Add<int>, Add<float>, Max<int>, Mssp) {
     typedef TestType OP;
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(32u, 256u, 1024u);
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     KL_CAPTURE(n, block);
     const auto input = pbb::Inputs<OP>::make(n, n + 1);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
@@ -36,8 +38,9 @@ TEMPLATE_TEST_CASE("mapredNaive reduces the whole array into element 0", "[given
 TEMPLATE_TEST_CASE("redAssocKernel reduces each block's consecutive range", "[given]", Add<int>, Mssp) {
     typedef TestType OP;
     constexpr uint32_t CHUNK = 3;
-    const uint32_t n          = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block      = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n          = size_and_block.n;
+    const uint32_t block      = size_and_block.block;
     const uint32_t seq_chunks = GENERATE(1u, 4u);
     KL_CAPTURE(n, block, seq_chunks);
     const uint64_t per_block = uint64_t(seq_chunks) * CHUNK * block;

@@ -25,8 +25,9 @@ TEMPLATE_TEST_CASE("redAssoc1Block reduces up to 1024 elements in index order in
 TEMPLATE_TEST_CASE("redCommuKernel leaves one partial result per block for a commutative operator", "[reduce-block]",
                    Add<int>, Add<float>, Max<int>, Jitter<Add<int>>) {
     typedef TestType OP;
-    const uint32_t n      = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block  = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n      = size_and_block.n;
+    const uint32_t block  = size_and_block.block;
     const uint32_t blocks = GENERATE(1u, 3u, 64u);
     const uint64_t seed   = 6000 + n;
     KL_CAPTURE(n, block, blocks, seed);
@@ -51,8 +52,9 @@ TEMPLATE_TEST_CASE("redCommuKernel leaves one partial result per block for a com
 TEMPLATE_TEST_CASE("mapReduce reduces the whole array into element 0", "[reduce-block]",
                    Add<int>, Add<float>, Max<int>, Mssp) {
     typedef TestType OP;
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     const uint64_t seed  = 7000 + n;
     KL_CAPTURE(n, block, seed);
 

@@ -33,14 +33,15 @@ void checkScanIncBlock(uint32_t n, uint32_t block, uint64_t seed) {
 
 TEMPLATE_TEST_CASE("scanIncBlock scans each block's elements", "[scan-block]",
                    Add<int>, Add<float>, Max<int>, Mssp) {
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     const uint64_t seed  = 4000 + n;
     KL_CAPTURE(n, block, seed);
     checkScanIncBlock<TestType>(n, block, seed);
 }
 
-TEMPLATE_TEST_CASE("scanIncBlock stays correct when threads are delayed at random", "[scan-block]",
+TEMPLATE_TEST_CASE("scanIncBlock stays correct when threads are delayed at random", "[scan-block][random-delays]",
                    Jitter<Add<int>>, Jitter<Mssp>) {
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t n     = GENERATE(1024u, 200u * 1024u + 17u);

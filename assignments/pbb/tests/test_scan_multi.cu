@@ -20,14 +20,15 @@ void checkScanInc(uint32_t n, uint32_t block, uint64_t seed) {
 
 TEMPLATE_TEST_CASE("scanInc scans arrays of any size with any block size", "[scan-multi]",
                    Add<int>, Add<float>, Max<int>, Mssp) {
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     const uint64_t seed  = 8000 + n;
     KL_CAPTURE(n, block, seed);
     checkScanInc<TestType>(n, block, seed);
 }
 
-TEMPLATE_TEST_CASE("scanInc stays correct when threads are delayed at random", "[scan-multi]",
+TEMPLATE_TEST_CASE("scanInc stays correct when threads are delayed at random", "[scan-multi][random-delays]",
                    Jitter<Add<int>>, Jitter<Mssp>) {
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint32_t n     = 300007;

@@ -27,8 +27,9 @@ __global__ void scanIncWarpKernel(typename OP::RedElTp* d_returned, typename OP:
 TEMPLATE_TEST_CASE("scanIncWarp scans each warp's 32 elements in place and returns each lane's result",
                    "[scan-warp]", Add<int>, Add<float>, Max<int>, Mssp, Jitter<Mssp>) {
     typedef TestType OP;
-    const uint32_t n     = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
     const uint64_t seed  = 3000 + n;
     KL_CAPTURE(n, block, seed);
 
@@ -40,6 +41,13 @@ TEMPLATE_TEST_CASE("scanIncWarp scans each warp's 32 elements in place and retur
 
     const auto expected = pbb::scanModel<OP>(input, WARP);
     const kernellab::Layout layout{block, block};
-    SECTION("the returned values") { KL_REQUIRE_EQUAL(d_returned.download(), expected, pbb::Equals<OP>{}, layout); }
-    SECTION("the shared memory afterwards") { KL_REQUIRE_EQUAL(d_in_place.download(), expected, pbb::Equals<OP>{}, layout); }
+    // Blocks, not SECTIONs: Catch2 runs a test case once per SECTION, the launch included.
+    {
+        INFO("the returned values");
+        KL_REQUIRE_EQUAL(d_returned.download(), expected, pbb::Equals<OP>{}, layout);
+    }
+    {
+        INFO("the shared memory afterwards");
+        KL_REQUIRE_EQUAL(d_in_place.download(), expected, pbb::Equals<OP>{}, layout);
+    }
 }

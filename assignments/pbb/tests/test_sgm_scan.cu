@@ -46,8 +46,9 @@ void checkSgmScan(uint32_t n, uint32_t block, uint32_t mean_segment, uint64_t se
 
 TEMPLATE_TEST_CASE("sgmScanIncWarp scans each warp's pairs, restarting at every flag", "[sgm-scan]",
                    Add<int>, Add<float>, Max<int>, Mssp) {
-    const uint32_t n       = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n       = size_and_block.n;
+    const uint32_t block   = size_and_block.block;
     const uint32_t segment = GENERATE(3u, 40u);
     const uint64_t seed    = 9000 + n;
     KL_CAPTURE(n, block, segment, seed);
@@ -56,8 +57,9 @@ TEMPLATE_TEST_CASE("sgmScanIncWarp scans each warp's pairs, restarting at every 
 
 TEMPLATE_TEST_CASE("sgmScanIncBlock scans each block's pairs, restarting at every flag", "[sgm-scan]",
                    Add<int>, Mssp, Jitter<Mssp>) {
-    const uint32_t n       = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n       = size_and_block.n;
+    const uint32_t block   = size_and_block.block;
     const uint32_t segment = GENERATE(5u, 700u);
     const uint64_t seed    = 10000 + n;
     KL_CAPTURE(n, block, segment, seed);
@@ -67,8 +69,9 @@ TEMPLATE_TEST_CASE("sgmScanIncBlock scans each block's pairs, restarting at ever
 TEMPLATE_TEST_CASE("sgmScanInc scans segmented arrays of any size with any block size", "[sgm-scan]",
                    Add<int>, Add<float>, Max<int>, Mssp) {
     typedef TestType OP;
-    const uint32_t n       = GENERATE(from_range(kernellab::hostileSizes()));
-    const uint32_t block   = GENERATE(from_range(kernellab::blockSizes()));
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n       = size_and_block.n;
+    const uint32_t block   = size_and_block.block;
     const uint32_t segment = GENERATE(4u, 5000u);
     const uint64_t seed    = 11000 + n;
     KL_CAPTURE(n, block, segment, seed);
