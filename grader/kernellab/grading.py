@@ -51,6 +51,12 @@ BUILD_TOOL_ENTRIES = re.compile(
 )
 # Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
 PARALLEL_RUNS = 8
+# Runs of student or reference code (test groups, sanitizers) at once on the machine, however
+# many submissions are graded together: about what one pbb grade starts (12 groups and 18
+# sanitizer runs on 16 cores). Past the slots a run waits before it starts, its time limit with
+# it, instead of slowing the runs already going past their limits: each run that times out beside
+# others is run again with the GPU to itself, which holds up every other grade.
+RUN_SLOTS = 2 * (os.cpu_count() or 1)
 # How much longer a test executable may run on the CPU backend than the manifest's time limit,
 # unless the manifest says (cpu_timeout): each CUDA thread is a fiber there, and every launch
 # runs under several thread orders.
@@ -205,6 +211,7 @@ class GradingRun:
         self.hidden_sizes = draw_hidden_sizes(assignment, self.seed)
         self.cmake_args = (*_architecture_args(backend, cmake_args), *cmake_args, f"-DKERNELLAB_BACKEND={backend}")
         self.gpu_lock = GpuLock()
+        self.run_slots = threading.BoundedSemaphore(RUN_SLOTS)
         self._reference_lock = threading.Lock()
         self._reference_ready = False
         # Set once the reference build has ended, built or not (see prebuilt_mains).
@@ -272,18 +279,19 @@ class GradingRun:
             if kept is not None and kept.exists():
                 os.link(kept, record)
                 return
-            outcome = runner.run(
-                [str(program), "--order", "decl"],
-                cwd=records_dir,
-                timeout_s=self.timeout_s,
-                environment={
-                    **self.group_environment(group),
-                    "KERNELLAB_RECORD": str(record),
-                    "KERNELLAB_RECORD_EXPECTED": "1",
-                    # The reference's results are the same under any thread order: one is enough.
-                    **({"KERNELLAB_CPU_ORDERS": "1"} if self.backend == "cpu" else {}),
-                },
-            )
+            with self.run_slots:
+                outcome = runner.run(
+                    [str(program), "--order", "decl"],
+                    cwd=records_dir,
+                    timeout_s=self.timeout_s,
+                    environment={
+                        **self.group_environment(group),
+                        "KERNELLAB_RECORD": str(record),
+                        "KERNELLAB_RECORD_EXPECTED": "1",
+                        # The reference's results are the same under any thread order: one is enough.
+                        **({"KERNELLAB_CPU_ORDERS": "1"} if self.backend == "cpu" else {}),
+                    },
+                )
             if outcome.exit_code == cmake.NO_GPU_EXIT_CODE:
                 return  # no records: every student group of this executable is "not run: no GPU"
             recorded = read_records(record)
@@ -532,14 +540,15 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
     fresh_output(records)
     program = executable(job / "build", run.assignment.id, tests)
     step = run_step(program, [records], gpu=run.backend == "cuda")
-    outcome = runner.run(
-        [str(program), "--order", "decl"],
-        cwd=records.parent,
-        timeout_s=run.timeout_s,
-        environment={**run.group_environment(group), "KERNELLAB_RECORD": str(records)},
-        sandbox=run.sandbox,
-        step=step,
-    )
+    with run.run_slots:
+        outcome = runner.run(
+            [str(program), "--order", "decl"],
+            cwd=records.parent,
+            timeout_s=run.timeout_s,
+            environment={**run.group_environment(group), "KERNELLAB_RECORD": str(records)},
+            sandbox=run.sandbox,
+            step=step,
+        )
     (job / "logs").mkdir(exist_ok=True)
     (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
     return GroupRun(tests, group, records, outcome, step)
@@ -724,10 +733,11 @@ def run_sanitizers(run: GradingRun, job: Path, built: list[str]) -> list[sanitiz
 
     def sanitize(job_key: tuple[str, str]) -> sanitizer.SanitizerReport:
         tests, tool = job_key
-        return sanitizer.sanitize(
-            tool_path, tool, executable(job / "build", run.assignment.id, tests), tests,
-            job / "sanitizers" / f"{tests}.{tool}.log", run.timeout_s * sanitizer.TIMEOUT_FACTOR, run.sandbox,
-        )
+        with run.run_slots:
+            return sanitizer.sanitize(
+                tool_path, tool, executable(job / "build", run.assignment.id, tests), tests,
+                job / "sanitizers" / f"{tests}.{tool}.log", run.timeout_s * sanitizer.TIMEOUT_FACTOR, run.sandbox,
+            )
 
     with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         return list(pool.map(sanitize, [(tests, tool) for tests in built for tool in sanitizer.TOOLS]))

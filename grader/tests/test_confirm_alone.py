@@ -1,12 +1,15 @@
 """A test group that failed out of GPU memory or out of time is confirmed by a run alone before it
 counts: another program on the GPU can take a run's memory or time, never change what it
-computed or make it crash.
+computed or make it crash. And runs beyond the grading run's slots wait to start, so that many
+grades at once do not slow each other's runs past their time limits.
 
 The test programs are shell scripts standing in for a test executable: they write the records
 the harness would (made with helpers.record_bytes), or stop before writing any.
 """
 
 import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -93,3 +96,17 @@ def test_a_passed_group_is_not_run_again(tmp_path):
     first, confirmed, runs = graded(tmp_path, "right", "wrong")
     assert first.verdict == PASSED
     assert (confirmed, runs) == ({}, 1)
+
+
+def test_runs_beyond_the_slots_wait_to_start_and_their_time_limit_with_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(GradingRun, "timeout_s", property(lambda run: 1.5))
+    run = grading_run(tmp_path)
+    run.run_slots = threading.BoundedSemaphore(1)
+    program = executable(tmp_path / "job" / "build", run.assignment.id, "copy")
+    program.parent.mkdir(parents=True)
+    program.write_text(f"#!/bin/sh\necho start >> {tmp_path}/runs\nsleep 1\necho end >> {tmp_path}/runs\n")
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    with ThreadPoolExecutor(3) as pool:
+        ran = list(pool.map(lambda group: run_group(run, tmp_path / "job", "copy", group), ["public", "hidden", "public"]))
+    assert (tmp_path / "runs").read_text().split() == ["start", "end"] * 3
+    assert not any(one.outcome.timed_out for one in ran)
