@@ -265,20 +265,28 @@ class GradingRun:
         if broken:
             target, errors = next(iter(broken.items()))
             raise GradingError(f"the reference does not build ({target}):\n{errors}")
+        self._record_reference(build_dir)
+
+    def _record_reference(self, build_dir: Path) -> None:
+        """The reference's records of every test executable and group, each checked against
+        itself. A run that fails out of time or out of GPU memory beside other runs (students'
+        runs in a batch) runs again with the GPU to itself, and only that run decides, as for a
+        student's groups (confirm_alone)."""
         records_dir = self.work / "reference-records"
         shutil.rmtree(records_dir, ignore_errors=True)
         records_dir.mkdir(parents=True)
         # Public groups first: they are the larger ones, so the longest runs start at once.
         jobs = [(tests, group) for group in self.active_groups() for tests in tested(self.assignment)]
 
-        def run_one(job: tuple[str, str]) -> None:
+        def run_one(job: tuple[str, str], alone: bool = False) -> tuple[str, str] | None:
+            """Record and check one group; the job back, when its run must be repeated alone."""
             tests, group = job
             record = records_dir / f"{tests}.{group}.rec"
             program = executable(build_dir, self.assignment.id, tests)
             kept = self.kept_public_records(program) if group == "public" else None
             if kept is not None and kept.exists():
                 os.link(kept, record)
-                return
+                return None
             with self.run_slots:
                 outcome = runner.run(
                     [str(program), "--order", "decl"],
@@ -293,21 +301,31 @@ class GradingRun:
                     },
                 )
             if outcome.exit_code == cmake.NO_GPU_EXIT_CODE:
-                return  # no records: every student group of this executable is "not run: no GPU"
+                return None  # no records: every student group of this executable is "not run: no GPU"
+            if not alone and _may_owe_to_neighbours(outcome):
+                return job
             recorded = read_records(record)
             results = judge(recorded.records, recorded.records)
             failures = [result for result in results if not result.passed]
             if outcome.exit_code != 0 or recorded.problem or not results or failures:
-                reason = failures[0].message if failures else recorded.problem or _outcome_summary(outcome)
+                if outcome.timed_out or outcome.signal_name:  # its records say less than how it ended
+                    reason = _outcome_summary(outcome)
+                else:
+                    reason = failures[0].message if failures else recorded.problem or _outcome_summary(outcome)
                 raise GradingError(f"the reference fails its own {tests} tests ({group}): {reason}")
             if kept is not None:
                 kept.parent.mkdir(exist_ok=True)
                 unique = kept.with_suffix(f".{threading.get_ident()}")
                 os.link(record, unique)
                 unique.replace(kept)
+            return None
 
         with self.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-            list(pool.map(run_one, jobs))
+            again = [job for job in pool.map(run_one, jobs) if job is not None]
+        if again:
+            with self.gpu_lock.exclusive():
+                for job in again:
+                    run_one(job, alone=True)
 
     def kept_public_records(self, program: Path) -> Path:
         """Where the reference's public records are kept between grading runs: public cases do
@@ -586,8 +604,13 @@ def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
         detail = _failure_detail(detail, failed, produced.problem, outcome, len(checks))
     # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
     # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
-    conclusive = bool(outcome.limit_hit) or not (outcome.timed_out or _OUT_OF_GPU_MEMORY.search(outcome.output))
-    return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=conclusive)
+    return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=not _may_owe_to_neighbours(outcome))
+
+
+def _may_owe_to_neighbours(outcome: runner.RunOutcome) -> bool:
+    """Whether a run may have failed through the runs beside it: out of time or out of GPU memory,
+    but not at its own sandbox limit."""
+    return not outcome.limit_hit and bool(outcome.timed_out or _OUT_OF_GPU_MEMORY.search(outcome.output))
 
 
 def confirm_alone(run: GradingRun, job: Path, results: dict[tuple[str, str], GroupResult]) -> dict[tuple[str, str], GroupResult]:
