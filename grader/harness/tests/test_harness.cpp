@@ -54,6 +54,31 @@ TEST_CASE("the grader narrows sizes and block sizes through the environment", "[
     unsetenv("KERNELLAB_BLOCK_SIZES");
 }
 
+TEST_CASE("sizeAndBlockCases crosses small sizes with every block size and gives each large size one in turn", "[harness]") {
+    const auto blocks = blockSizes();
+    std::vector<uint32_t> blocks_of_large_sizes;
+    for (const uint32_t n : hostileSizes()) {
+        CAPTURE(n);
+        std::vector<uint32_t> paired;
+        for (const auto& one : sizeAndBlockCases()) {
+            if (one.n == n) { paired.push_back(one.block); }
+        }
+        if (n <= (1u << 16)) {
+            CHECK(paired == blocks);
+        } else {
+            REQUIRE(paired.size() == 1);
+            blocks_of_large_sizes.push_back(paired[0]);
+        }
+    }
+    // 2^17-1, 2^17+1, 2^20+1, 1000003: the smallest block, the largest, the second smallest, ...
+    CHECK(blocks_of_large_sizes == std::vector<uint32_t>{32, 1024, 64, 512});
+    setenv("KERNELLAB_SIZES", "20,70000", 1);
+    const auto hidden = sizeAndBlockCases();
+    unsetenv("KERNELLAB_SIZES");
+    CHECK(hidden.size() == blocks.size() + 1);
+    CHECK((hidden.back().n == 70000 && hidden.back().block == 32));
+}
+
 TEST_CASE("randomFlags sets about one flag per mean segment length", "[harness]") {
     const auto flags = randomFlags(100000, 3, 10);
     const auto set = std::count(flags.begin(), flags.end(), 1);
