@@ -221,6 +221,19 @@ def render_html(title: str, markdown_text: str) -> str:
     return HTML_PAGE.format(title=escape(title), body=body)
 
 
+def release(assignment: Assignment, out_dir: Path) -> list[Path]:
+    """Write both archives and audit what they hold; on a finding, remove them and raise BundleError."""
+    archives = write_archives(bundle_files(assignment), bundle_name(assignment), out_dir)
+    problems = [
+        f"{archive.name}: {problem}" for archive in archives for problem in audit(archive_members(archive), assignment)
+    ]
+    if problems:
+        for archive in archives:
+            archive.unlink()
+        raise BundleError("the handout would hold what must stay with the instructor:\n  " + "\n  ".join(problems))
+    return archives
+
+
 def write_archives(files: dict[str, BundleFile], top: str, out_dir: Path) -> list[Path]:
     """<out_dir>/<top>.tar.gz and <out_dir>/<top>.zip, each holding `files` below `top/`."""
     out_dir.mkdir(parents=True, exist_ok=True)

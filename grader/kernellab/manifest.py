@@ -86,7 +86,12 @@ class Files:
     required: tuple[str, ...]
     optional: tuple[str, ...]
     entry: str
+    # Another name a student may give a file (a course's earlier file names) -> its manifest name.
     aliases: dict[str, str]
+
+    def names_of(self, name: str) -> list[str]:
+        """A file's manifest name, then each of its aliases."""
+        return [name, *(alias for alias, canonical in self.aliases.items() if canonical == name)]
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab.grading import PASSED, Grade
+from kernellab.grading.model import Grade
 from kernellab.speed import SpeedResult
+from kernellab.verdict import Status, Verdict
 
 GRADESCOPE_FILE = "results.json"
 PRAIRIELEARN_FILE = "prairielearn.json"
@@ -44,13 +45,13 @@ def entries(grade: Grade) -> list[Entry]:
             passed = task.points == task.max_points
             rows.append(
                 Entry(f"{task.id}: {task.title}", task.id, task.points, task.max_points, passed,
-                      PASSED if passed else "FAILED", task.feedback, 0.0)
+                      Verdict.PASSED if passed else Verdict.FAILED, task.feedback, 0.0)
             )
         for group in task.groups:
             output = "\n".join(text for text in (task.feedback, group.detail) if text)
             rows.append(
                 Entry(f"{task.id}: {group.group} tests", task.id, group.points, group.max_points,
-                      group.verdict == PASSED and group.points == group.max_points, group.verdict, output, group.seconds)
+                      group.verdict == Verdict.PASSED and group.points == group.max_points, group.verdict, output, group.seconds)
             )
         if task.sanitizer:
             rows.append(
@@ -134,7 +135,7 @@ def gradescope(grade: Grade) -> dict:
 def prairielearn(grade: Grade) -> dict:
     """PrairieLearn's external-grader results: score from 0 to 1, gradable false when not graded."""
     return {
-        "gradable": grade.status != "not graded",
+        "gradable": grade.status != Status.NOT_GRADED,
         "score": grade.score / grade.max_score if grade.max_score else 0.0,
         "message": summary(grade),
         "output": "",
@@ -162,12 +163,12 @@ def junit(grade: Grade) -> str:
         name=f"{grade.assignment}.{grade.student}",
         tests=str(len(rows)),
         failures=str(sum(not row.passed for row in rows)),
-        errors="1" if grade.status == "not graded" else "0",
+        errors="1" if grade.status == Status.NOT_GRADED else "0",
         time=f"{grade.seconds:.3f}",
     )
-    if grade.status == "not graded":
+    if grade.status == Status.NOT_GRADED:
         error = ElementTree.SubElement(ElementTree.SubElement(suite, "testcase", classname=grade.assignment, name="grading"), "error")
-        error.set("message", "not graded")
+        error.set("message", Status.NOT_GRADED)
         error.text = grade.message
     for row in rows:
         case = ElementTree.SubElement(
@@ -273,7 +274,7 @@ def write_all(grade: Grade, folder: Path) -> None:
     }
     # Gradescope reads a results.json as a score: a submission that could not be graded gets
     # none, so the autograder run shows as failed instead of as a zero.
-    if grade.status != "not graded":
+    if grade.status != Status.NOT_GRADED:
         outputs[GRADESCOPE_FILE] = json.dumps(gradescope(grade), indent=2) + "\n"
     else:
         (folder / GRADESCOPE_FILE).unlink(missing_ok=True)

@@ -23,7 +23,7 @@ STAND_IN = """
 import sys, time
 sys.path.insert(0, {grader!r})
 from kernellab import batch
-from kernellab.grading import Grade, TaskGrade
+from kernellab.grading.model import Grade, TaskGrade
 
 def grade_submission(run, submission, student, job):
     time.sleep(0.03)

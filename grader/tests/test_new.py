@@ -5,8 +5,8 @@ import pytest
 
 from helpers import REAL_ROOT
 from kernellab.cli import main
-from kernellab.commands.new import TEMPLATE_ID, TEMPLATE_ROOT, scaffold
-from kernellab.commands.wrong import find_wrong_versions, prepare_solution
+from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT, scaffold
+from kernellab.known_wrong import find_wrong_versions, prepare_solution
 from kernellab.errors import InputError
 from kernellab.manifest import load_assignment
 from kernellab.markers import strip_tree

@@ -6,10 +6,12 @@ import pytest
 
 from kernellab import reports
 from kernellab.errors import InputError
-from kernellab.grading import PASSED, Grade, GroupResult, score_task
+from kernellab.grading.model import Grade, GroupResult
+from kernellab.grading.scoring import score_task
 from kernellab.manifest import load_manifest
 from kernellab.runner import RunOutcome
 from kernellab.sanitizer import parse_report
+from kernellab.verdict import Verdict
 from helpers import REAL_ROOT
 
 FINISHED = RunOutcome(exit_code=0, timed_out=False, seconds=1.0, output="")
@@ -63,7 +65,7 @@ def test_a_report_without_a_summary_is_no_report_and_says_why(outcome, why):
 
 def test_the_sanitizer_row_shows_in_every_report_and_its_deduction_adds_up():
     pbb = load_manifest(REAL_ROOT / "assignments" / "pbb" / "assignment.toml", REAL_ROOT)
-    copy = score_task(pbb, pbb.tasks[0], (GroupResult("public", PASSED), GroupResult("hidden", PASSED)), ())
+    copy = score_task(pbb, pbb.tasks[0], (GroupResult("public", Verdict.PASSED), GroupResult("hidden", Verdict.PASSED)), ())
     flagged = replace(copy, points=copy.points - 2, sanitizer="memcheck: 7 error(s)", sanitizer_clean=False,
                       sanitizer_deduction=2.0)
     grade = Grade(student="bob", assignment="pbb", backend="cuda", status="graded", tasks=(flagged,))

@@ -1,0 +1,61 @@
+"""Starting a grading run from the TA's choices (`kernellab grade` and `batch`), and grading one
+submission into its reports."""
+
+from pathlib import Path
+
+from kernellab import console, environment, reports
+from kernellab.errors import InputError, display_path
+from kernellab.grading.model import Grade
+from kernellab.grading.pipeline import grade_submission
+from kernellab.grading.run import GradingRun
+from kernellab.intake import ARCHIVE_SUFFIXES
+from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from kernellab.solution import choose_assignment
+
+
+def open_run(
+    root: Path,
+    assignment_id: str | None,
+    requested_backend: str,
+    seed: int | None,
+    work: Path | None,
+    unsandboxed: bool,
+    cmake_args: list[str],
+    submission: Path | None = None,
+) -> GradingRun:
+    """The grading run the options describe; a folder `submission` names its assignment by the
+    files it holds when `assignment_id` does not. Refuses to run without a sandbox unless `unsandboxed`."""
+    assignment = choose_assignment(root, assignment_id, submission if submission and submission.is_dir() else None)
+    backend = environment.choose_backend(requested_backend, root)
+    work = (work or root / "build" / "grader").resolve()
+    sandbox = None
+    if unsandboxed:
+        print("warning: --unsandboxed: student code runs without a sandbox and can read the reference", flush=True)
+    else:
+        try:
+            sandbox = machine_sandbox()
+        except SandboxUnavailable as why:
+            raise InputError(f"refusing to grade untrusted code without a sandbox: {why} (or pass --unsandboxed)") from None
+    return GradingRun(assignment, backend, work / assignment.id, sandbox, seed, tuple(cmake_args))
+
+
+def student_name(submission: Path) -> str:
+    """The submission's name without its archive suffix."""
+    name = submission.resolve().name
+    for suffix in ARCHIVE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def grade_one(run: GradingRun, submission: Path, out: Path | None) -> Grade:
+    """`kernellab grade`: grade one submission, write its reports to `out` (default:
+    grades/<student>) and show the grade."""
+    student = student_name(submission)
+    out = (out or Path("grades") / student).resolve()
+    print(f"{run.assignment.id}: grading {display_path(submission)} on the {run.backend} backend", flush=True)
+    grade = grade_submission(run, submission.resolve(), student, run.work / "jobs" / student)
+    reports.write_all(grade, out)
+    console.print_grade(grade)
+    print(f"reports: {display_path(out)}")
+    return grade
