@@ -42,7 +42,7 @@ def choose_backend(requested: str, root: Path) -> Backend:
     if requested not in BACKEND_CHOICES:
         raise InputError(f"--backend {requested}: expected one of {', '.join(BACKEND_CHOICES)}")
     has_cpu_backend = (root / CPU_BACKEND_DIR / "CMakeLists.txt").is_file()
-    if requested == "cpu" and not has_cpu_backend:
+    if requested == Backend.CPU and not has_cpu_backend:
         raise InputError(f"--backend cpu: this kernellab has no CPU backend ({CPU_BACKEND_DIR} is missing)")
     if requested != "auto":
         return Backend(requested)

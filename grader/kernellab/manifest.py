@@ -13,6 +13,9 @@ TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
 # `tests` becomes part of a CMake target and a file name.
 TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
+# Seconds one run of a test executable may take on a GPU, unless a manifest says (grading.timeout);
+# also `kernellab test`'s default.
+DEFAULT_TIMEOUT_S = 300
 
 _TYPE_NAMES = {
     str: "a string",
@@ -51,9 +54,9 @@ class Grading:
     # The share of a task's points that its public cases give; the hidden cases give the rest.
     public_share: float = 0.5
     # Seconds one run of a test executable may take on a GPU.
-    timeout_s: int = 300
+    timeout_s: int = DEFAULT_TIMEOUT_S
     # The same on the CPU backend, where every CUDA thread is a fiber and every launch runs under
-    # several thread orders; None: CPU_BACKEND_SLOWDOWN times timeout_s.
+    # several thread orders; None: the CPU backend's time factor (backend.py) times timeout_s.
     cpu_timeout_s: int | None = None
     # Words that must not appear in a student's files or in the symbols of their build (libraries a
     # task forbids), matched as whole words, case-insensitively.
@@ -61,6 +64,12 @@ class Grading:
     # The share of a task's points that GPU sanitizer errors (compute-sanitizer's memcheck,
     # racecheck, synccheck) cost; 0 reports them as feedback only.
     sanitizer_penalty: float = 0.0
+    # The sizes (KERNELLAB_SIZES) and block sizes (KERNELLAB_BLOCK_SIZES, where a test takes them
+    # from the harness) of the test runs under a sanitizer, which slows a program down 10-100x:
+    # by default just over a block of 1024, so that the last block holds a single element and
+    # tails, partial warps and barriers are all exercised, in blocks of one warp and of 1024.
+    sanitizer_sizes: tuple[int, ...] = (1025,)
+    sanitizer_block_sizes: tuple[int, ...] = (32, 1024)
 
 
 @dataclass(frozen=True)
@@ -289,7 +298,7 @@ def _grading(table: dict) -> Grading:
         "grading",
         {},
         {"hidden_size_ranges": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
-         "sanitizer_penalty": float},
+         "sanitizer_penalty": float, "sanitizer_sizes": list, "sanitizer_block_sizes": list},
     )
     ranges = []
     for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
@@ -311,7 +320,15 @@ def _grading(table: dict) -> Grading:
     penalty = table.get("sanitizer_penalty", defaults.sanitizer_penalty)
     if not 0 <= penalty <= 1:
         raise _error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
-    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty)
+    sizes = {key: _positive_ints(table.get(key, getattr(defaults, key)), f"grading.{key}")
+             for key in ("sanitizer_sizes", "sanitizer_block_sizes")}
+    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, **sizes)
+
+
+def _positive_ints(values: list | tuple, field: str) -> tuple[int, ...]:
+    if not values or any(type(value) is not int or not 0 < value < 2**32 for value in values):
+        raise _error(field, f"expected a non-empty array of integers from 1 to 2^32 - 1, got {list(values)!r}")
+    return tuple(values)
 
 
 def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:

@@ -21,8 +21,6 @@ from kernellab.verdict import RunEnd, Verdict, decide
 
 # Every other verdict is a problem of the solution.
 NOT_PROBLEMS = (Verdict.PASSED, Verdict.NO_GPU)
-# A test executable may run this long before it counts as timed out.
-DEFAULT_TIMEOUT_S = 300
 RESULTS_FILE = "results.json"
 DETAIL_WIDTH = 60
 OUTPUT_TAIL_LINES = 5

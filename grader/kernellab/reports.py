@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab.backend import Backend
 from kernellab.grading.model import Grade
 from kernellab.speed import SpeedResult
 from kernellab.verdict import Status, Verdict
@@ -95,7 +96,7 @@ def summary(grade: Grade) -> str:
 def _where(grade: Grade) -> str:
     facts = grade.environment
     gpu = facts.get("gpu", "")
-    if grade.backend == "cpu":
+    if not Backend(grade.backend).on_gpu:
         return f"Kernels ran on kernellab's CPU backend ({gpu}); hidden-case seed {grade.seed}."
     details = ", ".join(f"{key} {facts[key]}" for key in ("driver", "sm_clock", "memory_clock") if facts.get(key))
     return f"Graded on {gpu or 'an unknown GPU'} ({details}; CUDA {facts.get('cuda', '?')}); hidden-case seed {grade.seed}."

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from kernellab import public_tests
+from kernellab.manifest import DEFAULT_TIMEOUT_S
 from kernellab.options import add_cmake_arg_option
 
 EXIT_CODES = """\
@@ -51,9 +52,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--timeout",
         type=float,
-        default=public_tests.DEFAULT_TIMEOUT_S,
+        default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"a test executable running longer counts as timed out (default: {public_tests.DEFAULT_TIMEOUT_S})",
+        help=f"a test executable running longer counts as timed out (default: {DEFAULT_TIMEOUT_S})",
     )
     add_cmake_arg_option(parser)
     return parser

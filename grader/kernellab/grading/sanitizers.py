@@ -19,12 +19,15 @@ def run_sanitizers(run: GradingRun, job: Path, built: Built) -> list[sanitizer.S
     if not run.backend.runs_sanitizers or tool_path is None:
         return []
 
+    limits = run.assignment.grading
+
     def sanitize(job_key: tuple[str, str]) -> sanitizer.SanitizerReport:
         tests, tool = job_key
         with run.run_slots:
             return sanitizer.sanitize(
                 tool_path, tool, executable(job / "build", run.assignment.id, tests), tests,
                 job / "sanitizers" / f"{tests}.{tool}.log", run.timeout_s * sanitizer.TIMEOUT_FACTOR, run.sandbox,
+                limits.sanitizer_sizes, limits.sanitizer_block_sizes,
             )
 
     tests_built = [tests for tests, errors in built.items() if errors is None]
@@ -35,16 +38,17 @@ def run_sanitizers(run: GradingRun, job: Path, built: Built) -> list[sanitizer.S
 def add_sanitizer_reports(run: GradingRun, grades: list[TaskGrade], reports: list[sanitizer.SanitizerReport]) -> list[TaskGrade]:
     """The sanitizers' reports as feedback on the tasks whose tests they ran; a task with errors
     loses the manifest's sanitizer_penalty share of its points."""
-    penalty = run.assignment.grading.sanitizer_penalty
+    limits = run.assignment.grading
+    penalty = limits.sanitizer_penalty
     tests_of = {task.id: task.tests for task in run.assignment.tasks}
+    sizes, blocks = ", ".join(map(str, limits.sanitizer_sizes)), " and ".join(map(str, limits.sanitizer_block_sizes))
     updated = []
     for grade in grades:
         own = [report for report in reports if report.tests == tests_of[grade.id]]
         if not own:
             updated.append(grade)
             continue
-        where = f"at size {', '.join(map(str, sanitizer.SIZES))}, blocks of {' and '.join(map(str, sanitizer.BLOCK_SIZES))} threads:"
-        lines = [where] + [report.describe() for report in own]
+        lines = [f"at size {sizes}, blocks of {blocks} threads:"] + [report.describe() for report in own]
         clean = not any(report.errors for report in own)
         deduction = 0.0 if clean else round(grade.points * penalty, 2)
         if deduction:
