@@ -63,8 +63,17 @@ def build_command(build_dir: Path, target: str) -> list[str]:
     return ["cmake", "--build", str(build_dir), "--target", target, "-j", str(os.cpu_count() or 1)]
 
 
+def speed_target(assignment_id: str) -> str:
+    return f"{assignment_id}_speed"
+
+
+def program(build_dir: Path, assignment_id: str, target: str) -> Path:
+    """Where the build puts the assignment's program `target` (a test executable, the speed program)."""
+    return build_dir / "assignments" / assignment_id / target
+
+
 def test_executable(build_dir: Path, assignment_id: str, tests: str) -> Path:
-    return build_dir / "assignments" / assignment_id / test_target(assignment_id, tests)
+    return program(build_dir, assignment_id, test_target(assignment_id, tests))
 
 
 def test_command(executable: Path, report: Path, stop_at_first_failure: bool = False) -> list[str]:

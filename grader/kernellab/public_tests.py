@@ -95,9 +95,9 @@ def print_speed_table(assignment: Assignment, results: list[TaskResult], build_d
     if "KERNELLAB_BACKEND:STRING=cpu" in (build_dir / "CMakeCache.txt").read_text(errors="replace"):
         print("\nno speed table: the CPU backend gives correctness only; speed needs a GPU")
         return
-    target = f"{assignment.id}_speed"
+    target = cmake.speed_target(assignment.id)
     built = cmake.run_logged(cmake.build_command(build_dir, target), build_dir / "logs" / "speed.build.log")
-    program = build_dir / "assignments" / assignment.id / target
+    program = cmake.program(build_dir, assignment.id, target)
     if built.exit_code != 0 or not program.is_file():
         print(f"\nno speed table: {target} did not build (see {display_path(build_dir / 'logs' / 'speed.build.log')})")
         return

@@ -20,8 +20,8 @@ def test_targets(assignment: Assignment, with_speed: bool) -> list[str]:
 
 
 def target_name(assignment_id: str, target: str) -> str:
-    return f"{assignment_id}_speed" if target == SPEED_TARGET else cmake.test_target(assignment_id, target)
+    return cmake.speed_target(assignment_id) if target == SPEED_TARGET else cmake.test_target(assignment_id, target)
 
 
 def executable(build_dir: Path, assignment_id: str, target: str) -> Path:
-    return build_dir / "assignments" / assignment_id / target_name(assignment_id, target)
+    return cmake.program(build_dir, assignment_id, target_name(assignment_id, target))
