@@ -59,7 +59,7 @@ class Context:
 @dataclass(frozen=True)
 class Check:
     name: str
-    run: Callable[[Context], CheckResult]
+    perform: Callable[[Context], CheckResult]
 
 
 def check_release(
@@ -90,7 +90,7 @@ def kernel_backend(requested: str, root: Path) -> tuple[bool, str, list[str]]:
 def run_check(check: Check, context: Context) -> CheckResult:
     print(f"{check.name} ...", flush=True)
     try:
-        verdict = check.run(context)
+        verdict = check.perform(context)
     except InputError as error:
         verdict = CheckResult(Verdict.FAILED, str(error))
     print(f"{check.name}: {verdict.verdict}", flush=True)

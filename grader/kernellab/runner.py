@@ -105,7 +105,7 @@ class _BoundedOutput:
         return bytes(self.head + middle + self.tail).decode("utf-8", errors="replace")
 
 
-def run(
+def run_program(
     command: Sequence[str],
     cwd: Path,
     timeout_s: float,

@@ -72,7 +72,7 @@ def sanitize(
     threads; its report goes to `log`."""
     fresh_output(log)
     step = Step(readable=(program,), writable=(log,), gpu=True)
-    outcome = runner.run(
+    outcome = runner.run_program(
         [tool_path, "--tool", tool, "--log-file", str(log), "--print-limit", "3", str(program), SKIPPED_TESTS, "--order", "decl"],
         cwd=log.parent,
         timeout_s=timeout_s,

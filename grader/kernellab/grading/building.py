@@ -45,7 +45,7 @@ def build(
     command += [target_name(assignment.id, target) for target in targets]
     command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
     step = _build_step(assignment, solution, build_dir, readable)
-    outcome = runner.run(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step)
+    outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step)
     output = outcome.output
     if outcome.timed_out:
         output += f"\nerror: the build took longer than {BUILD_TIMEOUT_S} s and was stopped"

@@ -40,26 +40,26 @@ class GroupRun:
     step: Step
 
 
-def run_groups(run: GradingRun, job: Path, built: Built) -> list[GroupRun]:
+def run_groups(grading: GradingRun, job: Path, built: Built) -> list[GroupRun]:
     """Every group of every test executable that built, several at once on the shared GPU."""
-    runnable = [(tests, group) for group in run.active_groups() for tests, errors in built.items() if errors is None]
-    with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-        return list(pool.map(lambda key: run_group(run, job, *key), runnable))
+    runnable = [(tests, group) for group in grading.active_groups() for tests, errors in built.items() if errors is None]
+    with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+        return list(pool.map(lambda key: run_group(grading, job, *key), runnable))
 
 
-def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
+def run_group(grading: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
     """Run one test executable on one group's inputs in a fresh process; its records are judged later."""
     records = job / "records" / f"{tests}.{group}.rec"
     fresh_output(records)
-    program = executable(job / "build", run.assignment.id, tests)
-    step = run_step(program, [records], gpu=run.backend.on_gpu)
-    with run.run_slots:
-        outcome = runner.run(
+    program = executable(job / "build", grading.assignment.id, tests)
+    step = run_step(program, [records], gpu=grading.backend.on_gpu)
+    with grading.run_slots:
+        outcome = runner.run_program(
             [str(program), "--order", "decl"],
             cwd=records.parent,
-            timeout_s=run.timeout_s,
-            environment={**run.group_environment(group), "KERNELLAB_RECORD": str(records)},
-            sandbox=run.sandbox,
+            timeout_s=grading.timeout_s,
+            environment={**grading.group_environment(group), "KERNELLAB_RECORD": str(records)},
+            sandbox=grading.sandbox,
             step=step,
         )
     (job / "logs").mkdir(exist_ok=True)
@@ -67,24 +67,24 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
     return GroupRun(tests, group, records, outcome, step)
 
 
-def judge_groups(run: GradingRun, built: Built, runs: list[GroupRun]) -> dict[GroupKey, GroupResult]:
+def judge_groups(grading: GradingRun, built: Built, runs: list[GroupRun]) -> dict[GroupKey, GroupResult]:
     """The verdict on every group: 'build failed' for the test executables that did not build."""
     results = {(tests, group): GroupResult(group, Verdict.BUILD_FAILED, errors)
-               for tests, errors in built.items() if errors is not None for group in run.active_groups()}
-    return results | {(ran.tests, ran.group): judge_group(run, ran) for ran in runs}
+               for tests, errors in built.items() if errors is not None for group in grading.active_groups()}
+    return results | {(ran.tests, ran.group): judge_group(grading, ran) for ran in runs}
 
 
-def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
+def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
     """The verdict on one group's run: its records against the reference's, then how the run ended."""
     group, outcome = ran.group, ran.outcome
-    expected = read_records(reference.expected_records(run, ran.tests, group))
+    expected = read_records(reference.expected_records(grading, ran.tests, group))
     if not expected.records:
         return GroupResult(group, Verdict.NO_GPU, "no CUDA device: the reference could not run either", seconds=outcome.seconds)
     produced = read_records(ran.records)
     checks = judge(expected.records, produced.records)
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
-    verdict = decide(outcome.end(bool(failed or produced.problem), bool(produced.records), run.backend.warns_warp_synchronous))
+    verdict = decide(outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous))
     if verdict == Verdict.PASSED:
         detail = ""
     elif verdict == Verdict.NO_GPU:
@@ -92,13 +92,13 @@ def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
     elif verdict == Verdict.NEEDS_GPU:
         detail = "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
     else:
-        detail = _failure_detail(run, ran, failed, produced.problem, len(checks))
+        detail = _failure_detail(grading, ran, failed, produced.problem, len(checks))
     # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
     # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
     return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=not outcome.may_owe_to_neighbours())
 
 
-def confirm_alone(run: GradingRun, job: Path, results: dict[GroupKey, GroupResult]) -> dict[GroupKey, GroupResult]:
+def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupResult]) -> dict[GroupKey, GroupResult]:
     """The groups that failed out of time or out of GPU memory, each run again alone (no other
     test program beside it, the GPU its own): their verdicts come from that run. Runs that share
     the machine (this submission's other groups, other submissions' runs in a batch) can take the
@@ -108,21 +108,21 @@ def confirm_alone(run: GradingRun, job: Path, results: dict[GroupKey, GroupResul
     for key, result in results.items():
         if result.verdict in (Verdict.PASSED, *NOT_RUN, Verdict.BUILD_FAILED) or result.conclusive:
             continue
-        with run.gpu_lock.exclusive():
-            again = judge_group(run, run_group(run, job, *key))
+        with grading.gpu_lock.exclusive():
+            again = judge_group(grading, run_group(grading, job, *key))
         reason = "out of time" if result.verdict == Verdict.TIMED_OUT else "out of GPU memory"
         note = f"run again with the GPU to itself: the first run, beside other runs, ran {reason}"
         confirmed[key] = replace(again, detail="\n".join(filter(None, (again.detail, note))))
     return confirmed
 
 
-def _failure_detail(run: GradingRun, ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int) -> str:
+def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int) -> str:
     outcome = ran.outcome
     lines = []
     if outcome.limit_hit:
         lines.append(f"stopped by the sandbox's {runner.limit_words(outcome.limit_hit, ran.step)}")
     elif outcome.timed_out:
-        lines.append(f"no result after {run.timeout_s:g} s (a kernel that never finishes?)")
+        lines.append(f"no result after {grading.timeout_s:g} s (a kernel that never finishes?)")
     if failed:
         first = failed[0]
         lines += [first.name, first.first_failure]

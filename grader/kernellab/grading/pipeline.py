@@ -37,21 +37,21 @@ def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
     stages[stage] = time.monotonic() - started
 
 
-def grade_submission(run: GradingRun, submission: Path, student: str, job: Path) -> Grade:
+def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path) -> Grade:
     """Grade one submission in the private job directory `job` (emptied first)."""
     started = time.monotonic()
-    base = dict(student=student, assignment=run.assignment.id, backend=run.backend, seed=run.seed,
-                hidden_sizes=run.hidden_sizes, environment=run.environment)
+    base = dict(student=student, assignment=grading.assignment.id, backend=grading.backend, seed=grading.seed,
+                hidden_sizes=grading.hidden_sizes, environment=grading.environment)
     shutil.rmtree(job, ignore_errors=True)
     job.mkdir(parents=True)
     try:
-        intake = take(submission, run.assignment, job / "submission")
+        intake = take(submission, grading.assignment, job / "submission")
     except SubmissionRejected as rejection:
-        tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in run.assignment.tasks)
+        tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in grading.assignment.tasks)
         return Grade(status=Status.REJECTED, message=rejection.message, tasks=tasks, seconds=time.monotonic() - started, **base)
     stages: dict[str, float] = {}
     try:
-        tasks, found = grade_files(run, job, stages)
+        tasks, found = grade_files(grading, job, stages)
     except (GradingError, InputError, OSError, SandboxFailure) as error:
         message = error.message if isinstance(error, InputError) else str(error)
         return Grade(status=Status.NOT_GRADED, message=message, files=intake.files, seconds=time.monotonic() - started, **base)
@@ -59,52 +59,52 @@ def grade_submission(run: GradingRun, submission: Path, student: str, job: Path)
                  seconds=time.monotonic() - started, stages={stage: round(took, 1) for stage, took in stages.items()}, **base)
 
 
-def grade_files(run: GradingRun, job: Path, stages: dict[str, float]) -> tuple[list[TaskGrade], tuple[str, ...]]:
+def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tuple[list[TaskGrade], tuple[str, ...]]:
     """The stages after intake, on the files taken into <job>/submission: every task's grade, and
     every static finding."""
-    assignment = run.assignment
+    assignment = grading.assignment
     solution, build_dir = job / "submission", job / "build"
     source_findings = findings.forbidden_in_sources(solution, assignment.grading.forbidden)
-    with reference_beside(run):
+    with reference_beside(grading):
         with timed(stages, "build"):
-            built = build_solution(run, solution, build_dir)
+            built = build_solution(grading, solution, build_dir)
         tests_built = {tests: errors for tests, errors in built.items() if tests != SPEED_TARGET}
         with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
-            sanitizing = sanitizing_thread.submit(run_sanitizers, run, job, tests_built)
+            sanitizing = sanitizing_thread.submit(run_sanitizers, grading, job, tests_built)
             with timed(stages, "tests"):
-                runs = groups.run_groups(run, job, tests_built)
+                runs = groups.run_groups(grading, job, tests_built)
             sanitizer_reports = sanitizing.result()
-    results = groups.judge_groups(run, tests_built, runs)
+    results = groups.judge_groups(grading, tests_built, runs)
     started = time.monotonic()
-    if confirmed := groups.confirm_alone(run, job, results):
+    if confirmed := groups.confirm_alone(grading, job, results):
         results |= confirmed
         stages["confirmed alone"] = time.monotonic() - started
     symbol_findings = findings.symbols_in_binaries(
-        build_dir, assignment.id, test_targets(assignment, run.times_speed), assignment.grading.forbidden,
-        baseline=run.reference_build,
+        build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
+        baseline=grading.reference_build,
     )
     task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
-    grades = score_tasks(assignment, results, run.active_groups(), task_findings, solution)
+    grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
     with timed(stages, "speed"):
-        grades = add_speed(run, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
-    grades = add_sanitizer_reports(run, grades, sanitizer_reports)
+        grades = add_speed(grading, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
+    grades = add_sanitizer_reports(grading, grades, sanitizer_reports)
     return grades, findings.all_findings(source_findings, symbol_findings)
 
 
 @contextmanager
-def reference_beside(run: GradingRun) -> Iterator[None]:
+def reference_beside(grading: GradingRun) -> Iterator[None]:
     """The reference's build and runs, going on beside what the block does (none is timed); its
     failure is raised when the block ends."""
     with ThreadPoolExecutor(1) as background:
-        preparing = background.submit(reference.prepare, run)
+        preparing = background.submit(reference.prepare, grading)
         yield
         preparing.result()
 
 
-def build_solution(run: GradingRun, solution: Path, build_dir: Path) -> Built:
+def build_solution(grading: GradingRun, solution: Path, build_dir: Path) -> Built:
     """The build stage: the test executables and, when speed is timed, the speed program; linked
     with the reference build's harness mains once it has them."""
-    prebuilt = reference.prebuilt_mains(run)
-    cmake_args = (*run.cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}") if prebuilt else run.cmake_args
-    return build(run.assignment, solution, build_dir, test_targets(run.assignment, run.times_speed), cmake_args,
-                 run.sandbox, readable=prebuilt)
+    prebuilt = reference.prebuilt_mains(grading)
+    cmake_args = (*grading.cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}") if prebuilt else grading.cmake_args
+    return build(grading.assignment, solution, build_dir, test_targets(grading.assignment, grading.times_speed), cmake_args,
+                 grading.sandbox, readable=prebuilt)

@@ -13,34 +13,34 @@ from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
 
 
-def run_sanitizers(run: GradingRun, job: Path, built: Built) -> list[sanitizer.SanitizerReport]:
+def run_sanitizers(grading: GradingRun, job: Path, built: Built) -> list[sanitizer.SanitizerReport]:
     """compute-sanitizer's reports on each test executable that built (GPU only; none without the tool)."""
     tool_path = sanitizer.find_tool()
-    if not run.backend.runs_sanitizers or tool_path is None:
+    if not grading.backend.runs_sanitizers or tool_path is None:
         return []
 
-    limits = run.assignment.grading
+    limits = grading.assignment.grading
 
     def sanitize(job_key: tuple[str, str]) -> sanitizer.SanitizerReport:
         tests, tool = job_key
-        with run.run_slots:
+        with grading.run_slots:
             return sanitizer.sanitize(
-                tool_path, tool, executable(job / "build", run.assignment.id, tests), tests,
-                job / "sanitizers" / f"{tests}.{tool}.log", run.timeout_s * sanitizer.TIMEOUT_FACTOR, run.sandbox,
+                tool_path, tool, executable(job / "build", grading.assignment.id, tests), tests,
+                job / "sanitizers" / f"{tests}.{tool}.log", grading.timeout_s * sanitizer.TIMEOUT_FACTOR, grading.sandbox,
                 limits.sanitizer_sizes, limits.sanitizer_block_sizes,
             )
 
     tests_built = [tests for tests, errors in built.items() if errors is None]
-    with run.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+    with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         return list(pool.map(sanitize, [(tests, tool) for tests in tests_built for tool in sanitizer.TOOLS]))
 
 
-def add_sanitizer_reports(run: GradingRun, grades: list[TaskGrade], reports: list[sanitizer.SanitizerReport]) -> list[TaskGrade]:
+def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports: list[sanitizer.SanitizerReport]) -> list[TaskGrade]:
     """The sanitizers' reports as feedback on the tasks whose tests they ran; a task with errors
     loses the manifest's sanitizer_penalty share of its points."""
-    limits = run.assignment.grading
+    limits = grading.assignment.grading
     penalty = limits.sanitizer_penalty
-    tests_of = {task.id: task.tests for task in run.assignment.tasks}
+    tests_of = {task.id: task.tests for task in grading.assignment.tasks}
     sizes, blocks = ", ".join(map(str, limits.sanitizer_sizes)), " and ".join(map(str, limits.sanitizer_block_sizes))
     updated = []
     for grade in grades:

@@ -48,13 +48,13 @@ def student_name(submission: Path) -> str:
     return name
 
 
-def grade_one(run: GradingRun, submission: Path, out: Path | None) -> Grade:
+def grade_one(grading: GradingRun, submission: Path, out: Path | None) -> Grade:
     """`kernellab grade`: grade one submission, write its reports to `out` (default:
     grades/<student>) and show the grade."""
     student = student_name(submission)
     out = (out or Path("grades") / student).resolve()
-    print(f"{run.assignment.id}: grading {display_path(submission)} on the {run.backend} backend", flush=True)
-    grade = grade_submission(run, submission.resolve(), student, run.work / "jobs" / student)
+    print(f"{grading.assignment.id}: grading {display_path(submission)} on the {grading.backend} backend", flush=True)
+    grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student)
     reports.write_all(grade, out)
     console.print_grade(grade)
     print(f"reports: {display_path(out)}")
