@@ -37,7 +37,7 @@ SHARED_FILES = ("CMakeLists.txt", "grader/pyproject.toml")
 ASSIGNMENT_ENTRIES = ("assignment.toml", "CMakeLists.txt", "tests", "speed", "bench")
 # Never shipped from a shared directory: build and editor leftovers, the assignment templates of
 # `kernellab new` (a reference solution and known-wrong versions), and the CPU backend's
-# benchmark, which builds the pbb reference.
+# benchmark, which builds an assignment's reference.
 _NOT_SHIPPED = re.compile(r"(^|/)(__pycache__|build|templates|bench|\.[^/]*)(/|$)|\.pyc$")
 
 # Path components a handout must never contain, and why.

@@ -221,6 +221,11 @@ def test_exit_77_means_no_gpu(tmp_path: Path):
     assert run_verdict(cmake.Completed(77, ""), tmp_path / "r.xml") == (NO_GPU, [])
 
 
+def test_failed_cases_beside_a_warp_synchronous_warning_do_not_reject_a_version(tmp_path: Path):
+    # The CPU backend exits 77 after warning of warp-synchronous code, failed cases or not.
+    assert run_verdict(cmake.Completed(77, ""), junit_report(tmp_path, "scan/warp")) == (NO_GPU, [])
+
+
 def test_a_failing_run_is_rejected_by_its_failed_test_cases(tmp_path: Path):
     assert run_verdict(cmake.Completed(1, ""), junit_report(tmp_path, "scan/large")) == (REJECTED, ["scan/large"])
 
