@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, has_gpu, has_nvcc
-from kernellab.cli import main
 from kernellab import release_check as check
+from kernellab.cli import main
 from kernellab.known_wrong import Row
 from kernellab.manifest import load_assignment
 from kernellab.release_check import CHECKS, CheckResult, Context, run_check

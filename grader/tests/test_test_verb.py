@@ -7,8 +7,8 @@ import pytest
 
 from helpers import REAL_ROOT, has_gpu, has_nvcc, write_files
 from kernellab import cmake
-from kernellab.cli import build_parser, main
 from kernellab import public_tests as verb
+from kernellab.cli import build_parser, main
 from kernellab.errors import InputError
 from kernellab.junit import first_failure
 from kernellab.manifest import load_assignment
