@@ -1,28 +1,26 @@
 """Per-task isolation (issue 15): one mistake costs its own task, not every task built on it.
 
-A task's tests call other tasks' functions (scanIncBlock calls scanIncWarp; mapReduce calls the
-block reductions). Built from the student's code alone, one broken function fails every task
-above it. So each task gets a solution folder of its own: the student's files, in which every
-function that ANOTHER task owns (the manifest's `functions`) is the reference's definition; the
-student's types, operators, constants, given code and the task's own functions stay. CMake builds
-the task's test executable against it (`-DKERNELLAB_SOLUTION_<tests>=<folder>`).
+A task's tests call other tasks' functions (scanIncBlock calls scanIncWarp), so one broken
+function would fail every task above it. Each task gets a solution folder of its own: the
+student's files, with every function that ANOTHER task owns (the manifest's `functions`) replaced
+by the reference's; the student's types, operators, constants, given code and the task's own
+functions stay. CMake builds the task's tests against it (`-DKERNELLAB_SOLUTION_<tests>=<folder>`).
 
-Definitions are found by name with libclang (templates included), in the translation unit of the
+Definitions are found by name with libclang (templates included) in the translation unit of the
 entry file, as the tests include it, and spliced by their byte extents. The parse needs neither
-the CUDA headers nor a compiler's: a prelude spells CUDA's keywords as clang's CUDA attributes,
-and any header that cannot be found is replaced by an empty one (clang recovers from the errors
-this causes inside function bodies, and from the student's own). When a spliced reference
-function uses a definition (function, type, macro, variable) that the student's build lacks, that
-definition comes along, placed before its first use, as do the reference's system headers.
+the CUDA headers nor a compiler's: a prelude spells CUDA's keywords as clang's attributes, and a
+header that cannot be found is an empty one (clang recovers from the errors this causes inside
+function bodies, and from the student's own). A definition (function, type, macro, variable) that
+a spliced function uses and the student's build lacks comes along, placed before its first use,
+as do the reference's system headers.
 
 Limits: a definition the student HAS under the same name but with another contract (a course
-helper with other parameters, an operator with other members) is not replaced, so the spliced
-code may not compile against it; unbalanced braces in the student's file can hide the functions
-after them (they are then reported as not found). The grading pipeline judges a task by its
-isolated build where that builds, and by the whole submission where it does not. The compiler's
-messages from an isolated build may quote the reference's code: they must not reach the student.
+helper with other parameters, an operator taking volatile references) stays, and the spliced code
+may not compile against it where the tests instantiate it; unbalanced braces can hide the
+functions after them (reported as not found). So the pipeline judges a task by its isolated build
+where that builds, else by the whole submission. An isolated build's compiler messages may quote
+the reference's code: they must not reach the student.
 """
-
 import json
 import os
 import shutil
@@ -80,10 +78,11 @@ class Definition:
     kind: str  # "function", "type", "variable" or "macro"
     is_definition: bool
     # The file in the solution folder, "" for one the build takes from elsewhere (the skeleton's
-    # copy of an optional file); byte offsets of its text there and the line where it ends.
+    # copy of an optional file); byte offsets of its text there and the lines where it starts and ends.
     file: str
     start: int
     end: int
+    start_line: int
     end_line: int
     # The identifiers its text uses.
     uses: frozenset[str]
@@ -121,11 +120,8 @@ def isolated_solutions(
         return {}
     with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
         fallback = _fallback_folder(assignment, solution_dir, Path(scratch) / "fallback")
-        student, reference = _parse_folders(
-            [(solution_dir, _entry_name(assignment, solution_dir), fallback),
-             (reference_dir, assignment.files.entry, None)],
-            Path(scratch),
-        )
+        student, reference = _parse_folders([(solution_dir, _entry_name(assignment, solution_dir), fallback),
+                                             (reference_dir, assignment.files.entry, None)], Path(scratch))
     texts = {path.name: path.read_bytes() for path in sorted(solution_dir.iterdir()) if path.is_file()}
     reference_texts = {path.name: path.read_bytes() for path in sorted(reference_dir.iterdir()) if path.is_file()}
     isolations = {}
@@ -181,10 +177,9 @@ def check_functions(assignment: Assignment) -> list[str]:
     for path in sorted(reference_dir.iterdir()):
         if not path.name.endswith(SOURCE_SUFFIXES):
             continue
-        content = path.read_bytes()
         functions = [d for d in parsed.definitions if d.file == path.name and d.kind == "function" and d.is_definition]
         for region in strip_source(read_text(path), path, assignment.task_ids).regions:
-            around = [d for d in functions if _line_of(content, d.start) <= region.begin_line <= d.end_line]
+            around = [d for d in functions if d.start_line <= region.begin_line <= d.end_line]
             if not around:
                 continue
             marked.add((region.task, around[0].name))
@@ -259,9 +254,9 @@ def _parse(folder: Path, entry: str, fallback: Path | None, stubs: Path) -> Pars
     unit = index.parse(str(folder / entry), args, options=options)
     # An include that cannot be found is a fatal error, after which clang reports nothing; each
     # becomes an empty header, and the second parse reports every error.
-    missing = {_included_name(cursor) for cursor in unit.cursor.get_children()
-               if cursor.kind == cindex.CursorKind.INCLUSION_DIRECTIVE and _unresolved(cursor)}
-    for name in filter(None, missing):
+    missing = {_missing_include(cursor) for cursor in unit.cursor.get_children()
+               if cursor.kind == cindex.CursorKind.INCLUSION_DIRECTIVE} - {None}
+    for name in missing:
         (stubs / name).parent.mkdir(parents=True, exist_ok=True)
         (stubs / name).touch()
     if missing:
@@ -290,7 +285,7 @@ def _parse(folder: Path, entry: str, fallback: Path | None, stubs: Path) -> Pars
         uses = frozenset(token.spelling for token in unit.get_tokens(extent=cursor.extent)
                          if token.kind == cindex.TokenKind.IDENTIFIER)
         definitions.append(Definition(cursor.spelling, kind, kind == "macro" or cursor.is_definition(), file,
-                                      start.offset, end.offset, end.line, uses - {cursor.spelling}))
+                                      start.offset, end.offset, start.line, end.line, uses - {cursor.spelling}))
     return Parsed(tuple(definitions), tuple(dict.fromkeys(system_includes)))
 
 
@@ -302,15 +297,14 @@ def _top_level(cursor, cindex):
             yield child
 
 
-def _unresolved(cursor) -> bool:
+def _missing_include(cursor) -> str | None:
+    """The name of an include that no file answers, as a path below the stubs folder; None for one
+    that a file answers, or that would leave the stubs folder."""
     try:
-        return cursor.get_included_file() is None
+        if cursor.get_included_file() is not None:
+            return None
     except AssertionError:  # the bindings' way of saying that no file was found
-        return True
-
-
-def _included_name(cursor) -> str | None:
-    """The include's name as a path below the stubs folder, or None for one that would leave it."""
+        pass
     name = PurePosixPath(cursor.spelling)
     return None if name.is_absolute() or ".." in name.parts or not name.parts else str(name)
 
@@ -331,7 +325,8 @@ def _splice(
         text = reference_texts[d.file][d.start:d.end] if d.file else b""
         return b"#define " + text if d.kind == "macro" else text
 
-    # Each splice: (position in the student's translation unit, in the reference's, file, start, end, end line, name).
+    # Each splice: (position in the student's translation unit, in the reference's, file, start and end
+    # of the text it replaces, the line of the text at its end, name).
     splices, edits, added = [], [], []
     for name in others:
         if not any(d.kind == "function" and d.is_definition and d.file for d in by_name.get(name, [])):
@@ -342,12 +337,8 @@ def _splice(
             (position, first), rest = mine[0], mine[1:]
             splices.append((position, ref_order[name], first.file, first.start, first.end, first.end_line, name))
             edits += [(d.file, d.start, d.end, b"\n#line %d\n" % d.end_line) for _, d in rest]
-        else:
-            anchor = _anchor(name, student, ref_order)
-            if anchor is None:
-                continue
-            position, after = anchor
-            splices.append((position + 0.5, ref_order[name], after.file, after.end, after.end, after.end_line, name))
+        elif anchor := _anchor(name, student, ref_order):
+            splices.append((anchor[0], ref_order[name], *anchor[1:], name))
             added.append(name)
     helpers: list[str] = []
     for _, _, file, start, end, end_line, name in sorted(splices):
@@ -371,38 +362,38 @@ def _splice(
         header = b"".join(b"#include <%s>\n" % name.encode() for name in includes)
         files[file] = (header + b"#line 1\n" if header else b"") + b"".join(pieces) + content[cursor:]
     own_missing = tuple(name for name in task.functions if name not in own)
-    return files, Isolation(task.id, task.tests or "", folder, task.functions, tuple(others), tuple(added), tuple(helpers), own_missing)
+    return files, Isolation(task.id, task.tests or "", folder, task.functions, tuple(others), tuple(added),
+                            tuple(helpers), own_missing)
 
 
-def _anchor(name: str, student: Parsed, ref_order: dict[str, int]) -> tuple[int, Definition] | None:
-    """Where a function the student lacks goes: after the student's definition of the last name
-    that comes before it in the reference (so that what it uses is there), or None."""
-    before = [(ref_order[d.name], i, d) for i, d in enumerate(student.definitions)
-              if d.file and d.kind != "macro" and d.is_definition and ref_order.get(d.name, len(ref_order)) < ref_order[name]]
-    if not before:
-        editable = [(i, d) for i, d in enumerate(student.definitions) if d.file and d.kind != "macro" and d.is_definition]
-        return editable[-1] if editable else None
-    _, index, definition = max(before, key=lambda entry: (entry[0], entry[1]))
-    return index, definition
+def _anchor(name: str, student: Parsed, ref_order: dict[str, int]) -> tuple[float, str, int, int, int] | None:
+    """Where a function the student lacks goes, as a splice: after the student's definition of the
+    last name before it in the reference (what it uses is there by then), else before the first
+    after it; None when the student defines nothing the reference does."""
+    placed = [(ref_order[d.name], i, d) for i, d in enumerate(student.definitions)
+              if d.file and d.kind != "macro" and d.is_definition and d.name in ref_order and d.name != name]
+    if before := [entry for entry in placed if entry[0] < ref_order[name]]:
+        _, index, d = max(before, key=lambda entry: entry[:2])
+        return index + 0.5, d.file, d.end, d.end, d.end_line
+    if after := [entry for entry in placed if entry[0] > ref_order[name]]:
+        _, index, d = min(after, key=lambda entry: entry[:2])
+        return index - 0.5, d.file, d.start, d.start, d.start_line
+    return None
 
 
 def _needed(name: str, by_name: dict[str, list[Definition]], ref_order: dict[str, int], present: set[str]) -> list[str]:
-    """The reference definitions that `name`'s reference definition uses, directly or not, which
-    the student's build lacks: each after those it uses."""
+    """The reference definitions that `name`'s uses, directly or not, which the student's build
+    lacks: each after those it uses."""
     order: list[str] = []
+    seen = present | {name}
 
     def visit(current: str) -> None:
-        used = {use for d in by_name.get(current, []) if d.file for use in d.uses}
-        for use in sorted(used & by_name.keys(), key=lambda use: ref_order[use]):
-            if use not in present and use not in order:
-                order.append(use)  # before visiting: a cycle ends here
+        used = {use for d in by_name[current] if d.file for use in d.uses} & by_name.keys()
+        for use in sorted(used, key=ref_order.__getitem__):
+            if use not in seen:
+                seen.add(use)
                 visit(use)
-                order.remove(use)
                 order.append(use)
 
     visit(name)
     return order
-
-
-def _line_of(content: bytes, offset: int) -> int:
-    return content.count(b"\n", 0, offset) + 1

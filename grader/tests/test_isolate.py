@@ -213,7 +213,8 @@ def test_a_tasks_folder_holds_its_own_function_and_the_references_functions_of_t
 
     assert sorted(isolations) == ["block", "multi", "warp"]
     block = isolations["block"]
-    assert block.folder == out / "block" and sorted(p.name for p in block.folder.iterdir()) == ["host.cu.h", "kernels.cuh"]
+    assert block.folder == out / "block"
+    assert sorted(path.name for path in block.folder.iterdir()) == ["host.cu.h", "kernels.cuh"], "the student's names"
     found = isolate.function_definitions(block.folder, "host.cu.h")
     student = isolate.function_definitions(solution, "host.cu.h")
     reference = isolate.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
@@ -264,7 +265,8 @@ def test_the_students_own_lines_keep_their_numbers_after_a_splice(tmp_path):
 
 def test_a_syntax_error_inside_one_function_does_not_stop_the_splice_of_the_others(tmp_path):
     broken = STUDENT_KERNELS.replace(
-        "    return OP::remVolatile(ptr[idx]);\n}", "    ptr[idx] = = ;\n    oops(<<<>>);\n    return OP::remVolatile(ptr[idx]);\n}"
+        "    return OP::remVolatile(ptr[idx]);\n}",
+        "    ptr[idx] = = ;\n    oops(<<<>>);\n    return OP::remVolatile(ptr[idx]);\n}",
     )
     solution, out = _fixture(tmp_path, kernels=broken)
     isolations = _isolate(tmp_path, solution, out)
@@ -274,7 +276,8 @@ def test_a_syntax_error_inside_one_function_does_not_stop_the_splice_of_the_othe
     assert b"= = ;" not in (isolations["block"].folder / "kernels.cuh").read_bytes()
     warp_kernels = (isolations["warp"].folder / "kernels.cuh").read_text()
     assert "ptr[idx] = = ;\n    oops(<<<>>);" in warp_kernels, "the task's own broken code stays as it is"
-    assert isolate.function_definitions(isolations["warp"].folder, "host.cu.h")["scanIncBlock"] == reference["scanIncBlock"]
+    warp = isolate.function_definitions(isolations["warp"].folder, "host.cu.h")
+    assert warp["scanIncBlock"] == reference["scanIncBlock"]
 
 
 def test_a_renamed_function_is_reported_and_the_other_tasks_get_the_references(tmp_path):
@@ -285,7 +288,8 @@ def test_a_renamed_function_is_reported_and_the_other_tasks_get_the_references(t
     assert warp.added == ("scanIncBlock",)
     kernels = (warp.folder / "kernels.cuh").read_text()
     # After the student's scanIncWarp (which it calls), before the given kernel that calls it.
-    assert kernels.index("scanIncWarp( volatile") < kernels.index("scanIncBlock( volatile") < kernels.index("scanKernel(")
+    positions = [kernels.index(text) for text in ("scanIncWarp( volatile", "scanIncBlock( volatile", "scanKernel(")]
+    assert positions == sorted(positions)
     block = isolations["block"]
     assert block.own_missing == ("scanIncBlock",)
     feedback = " ".join(isolate.feedback_lines(block))
@@ -364,7 +368,8 @@ def test_the_course_handouts_splice(tmp_path, year):
     course = isolate.function_definitions(solution, entry)
     reference = isolate.function_definitions(pbb.reference_dir, "hostSkel.cu.h")
     found = isolate.function_definitions(isolations["scan_block"].folder, entry)
-    assert found["scanIncBlock"] == course["scanIncBlock"] and b"ptr[warpid] = OP::remVolatile(ptr[idx])" in found["scanIncBlock"][0]
+    assert found["scanIncBlock"] == course["scanIncBlock"]
+    assert b"ptr[warpid] = OP::remVolatile(ptr[idx])" in found["scanIncBlock"][0], "the course's racy version"
     assert found["scanIncWarp"] == reference["scanIncWarp"]
     assert found["redAssocKernel"] == course["redAssocKernel"], "given code stays the course's"
     # The reference's scanInc needs what the course lacks; 2024 renamed closestMul32 to nextMul32.
