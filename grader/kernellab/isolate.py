@@ -57,11 +57,10 @@ typedef unsigned long uint64_t; typedef unsigned long size_t; typedef unsigned l
 _CLANG_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17", "-nostdinc",
                "-nostdinc++", "-ferror-limit=0", "-Wno-unknown-cuda-version"]
 _KINDS = {
-    "FUNCTION_DECL": "function", "FUNCTION_TEMPLATE": "function",
-    "CLASS_DECL": "type", "STRUCT_DECL": "type", "UNION_DECL": "type", "ENUM_DECL": "type",
-    "CLASS_TEMPLATE": "type", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION": "type", "TYPEDEF_DECL": "type",
-    "TYPE_ALIAS_DECL": "type", "TYPE_ALIAS_TEMPLATE_DECL": "type", "VAR_DECL": "variable",
-    "MACRO_DEFINITION": "macro",
+    "FUNCTION_DECL": "function", "FUNCTION_TEMPLATE": "function", "VAR_DECL": "variable", "MACRO_DEFINITION": "macro",
+    "CLASS_DECL": "type", "STRUCT_DECL": "type", "UNION_DECL": "type", "ENUM_DECL": "type", "CLASS_TEMPLATE": "type",
+    "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION": "type", "TYPEDEF_DECL": "type", "TYPE_ALIAS_DECL": "type",
+    "TYPE_ALIAS_TEMPLATE_DECL": "type",
 }
 
 
@@ -111,10 +110,8 @@ class Isolation:
 def isolated_solutions(
     assignment: Assignment, solution_dir: Path, reference_dir: Path, out_dir: Path
 ) -> dict[str, Isolation]:
-    """One folder per task with `functions` under `out_dir/<tests>`, by the task's `tests` name.
-
-    `solution_dir` holds the student's files after intake (the manifest's names or aliases).
-    """
+    """One folder per task with `functions` under `out_dir/<tests>`, by the task's `tests` name;
+    `solution_dir` holds the student's files after intake (the manifest's names or aliases)."""
     tasks = [task for task in assignment.tested_tasks if task.functions]
     if not tasks:
         return {}
@@ -127,6 +124,8 @@ def isolated_solutions(
     isolations = {}
     for task in tasks:
         others = [name for other in assignment.tasks if other is not task for name in other.functions]
+        if not others:  # a task alone: its folder would be the student's
+            continue
         files, isolation = _splice(task, others, student, reference, texts, reference_texts, out_dir / task.tests)
         isolation.folder.mkdir(parents=True, exist_ok=True)
         for name, content in files.items():
@@ -309,10 +308,8 @@ def _missing_include(cursor) -> str | None:
     return None if name.is_absolute() or ".." in name.parts or not name.parts else str(name)
 
 
-def _splice(
-    task: Task, others: list[str], student: Parsed, reference: Parsed,
-    texts: dict[str, bytes], reference_texts: dict[str, bytes], folder: Path,
-) -> tuple[dict[str, bytes], Isolation]:
+def _splice(task: Task, others: list[str], student: Parsed, reference: Parsed, texts: dict[str, bytes],
+            reference_texts: dict[str, bytes], folder: Path) -> tuple[dict[str, bytes], Isolation]:
     """The task's files: `texts` with every function in `others` taken from the reference."""
     own = {d.name for d in student.definitions if d.file and d.kind == "function" and d.is_definition}
     present = {d.name for d in student.definitions} | set(others)
@@ -322,7 +319,7 @@ def _splice(
         by_name.setdefault(d.name, []).append(d)
 
     def reference_text(d: Definition) -> bytes:
-        text = reference_texts[d.file][d.start:d.end] if d.file else b""
+        text = reference_texts[d.file][d.start:d.end]
         return b"#define " + text if d.kind == "macro" else text
 
     # Each splice: (position in the student's translation unit, in the reference's, file, start and end

@@ -322,6 +322,13 @@ def test_the_manifests_functions_are_exactly_the_functions_holding_solution_regi
     assert isolate.check_functions(assignment) == []
 
 
+def test_a_task_alone_needs_no_folder_of_its_own(tmp_path):
+    manifest = REAL_ROOT / "grader/kernellab/templates/starter/assignments/starter/assignment.toml"
+    starter = load_manifest(manifest, manifest.parents[2])
+    assert isolate.isolated_solutions(starter, starter.reference_dir, starter.reference_dir, tmp_path) == {}
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("problem, table", [
     ("is owned by task 'warp' already", '["scanIncWarp"]'),
     ("is not a C++ function name", '["scan-inc"]'),
