@@ -12,6 +12,7 @@ MANIFEST_NAME = "assignment.toml"
 TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
 # `tests` becomes part of a CMake target and a file name.
 TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
+FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
 # Seconds one run of a test executable may take on a GPU, unless a manifest says (grading.timeout);
 # also `kernellab test`'s default.
@@ -42,6 +43,9 @@ class Task:
     tests: str | None = None
     answers: str | None = None
     warp_synchronous: str | None = None
+    # The functions of the student's code that this task owns (kernellab/isolate.py): the task's
+    # tests are built with every function another task owns taken from the reference.
+    functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -265,6 +269,12 @@ def _tasks(tables: list) -> tuple[Task, ...]:
         if task.id in seen:
             raise _error(f"tasks[{index}].id", f"duplicate task id {task.id!r}")
         seen.add(task.id)
+    owner: dict[str, str] = {}
+    for index, task in enumerate(tasks):
+        for function in task.functions:
+            if function in owner:
+                raise _error(f"tasks[{index}].functions", f"{function!r} is owned by task {owner[function]!r} already")
+            owner[function] = task.id
     return tasks
 
 
@@ -275,7 +285,7 @@ def _task(table: Any, where: str) -> Task:
         table,
         where,
         {"id": str, "title": str, "points": int, "skeleton_fails": bool},
-        {"tests": str, "answers": str, "warp_synchronous": str},
+        {"tests": str, "answers": str, "warp_synchronous": str, "functions": list},
     )
     if ("tests" in table) == ("answers" in table):
         raise _error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
@@ -288,7 +298,13 @@ def _task(table: Any, where: str) -> Task:
     policy = table.get("warp_synchronous")
     if policy is not None and policy not in WARP_SYNCHRONOUS_POLICIES:
         raise _error(f"{where}.warp_synchronous", f"expected one of {WARP_SYNCHRONOUS_POLICIES}, got {policy!r}")
-    return Task(**table)
+    functions = _string_list(table.get("functions", []), f"{where}.functions")
+    if functions and "tests" not in table:
+        raise _error(f"{where}.functions", "only a task checked by `tests` owns functions")
+    for function in functions:
+        if not FUNCTION_NAME.fullmatch(function):
+            raise _error(f"{where}.functions", f"{function!r} is not a C++ function name")
+    return Task(**{**table, "functions": functions})
 
 
 def _grading(table: dict) -> Grading:
