@@ -291,8 +291,9 @@ def _task(table: Any, where: str) -> Task:
         raise _error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
     if not TASK_ID.fullmatch(table["id"]):
         raise _error(f"{where}.id", f"{table['id']!r} does not match {TASK_ID.pattern!r}")
-    if table["points"] <= 0:
-        raise _error(f"{where}.points", f"expected a positive integer, got {table['points']}")
+    # 0: given code that is tested (it must keep working) for no points.
+    if table["points"] < 0:
+        raise _error(f"{where}.points", f"expected a non-negative integer, got {table['points']}")
     if "tests" in table and not TESTS_NAME.fullmatch(table["tests"]):
         raise _error(f"{where}.tests", f"{table['tests']!r} does not match {TESTS_NAME.pattern!r}")
     policy = table.get("warp_synchronous")

@@ -6,8 +6,9 @@ library alone, since the student handout runs it with `python3 -S`.
 
 The file it writes sets, in the scope that includes it:
   manifest_entry_names        the entry file, then each alias of it
+  manifest_files              the required, then the optional files, by their canonical names
+  manifest_file_aliases_<i>   the aliases of the i-th of manifest_files (from 0)
   manifest_optional_files     the optional files, by their canonical names
-  manifest_optional_aliases_<i>  the aliases of the i-th optional file (from 0)
   manifest_task_tests         each tested task's `tests` name, in manifest order
   manifest_warn_tests         the `tests` of the tasks with warp_synchronous = "warn"
 """
@@ -32,10 +33,11 @@ def cmake_text(assignment: Assignment) -> str:
     lines = [
         f"# Generated from {assignment.manifest_path} by kernellab.manifest_cmake: do not edit.",
         _set("manifest_entry_names", [files.entry, *aliases_of.get(files.entry, [])], "files.entry"),
+        _set("manifest_files", [*files.required, *files.optional], "files"),
         _set("manifest_optional_files", files.optional, "files.optional"),
     ]
-    for index, name in enumerate(files.optional):
-        lines.append(_set(f"manifest_optional_aliases_{index}", aliases_of.get(name, []), "files.aliases"))
+    for index, name in enumerate([*files.required, *files.optional]):
+        lines.append(_set(f"manifest_file_aliases_{index}", aliases_of.get(name, []), "files.aliases"))
     tested = assignment.tested_tasks
     lines.append(_set("manifest_task_tests", [task.tests for task in tested], "tasks.tests"))
     warn = [task.tests for task in tested if task.warp_synchronous == "warn"]

@@ -141,7 +141,7 @@ def test_cmake_reads_back_every_name_as_written(tmp_path: Path):
     script = tmp_path / "print.cmake"
     script.write_text(
         f"include({output.as_posix()})\n"
-        'foreach(name IN LISTS manifest_optional_files manifest_optional_aliases_0 manifest_entry_names)\n'
+        'foreach(name IN LISTS manifest_optional_files manifest_file_aliases_1 manifest_entry_names)\n'
         '  message("<${name}>")\n'
         "endforeach()\n"
     )

@@ -1,19 +1,27 @@
 // What the pbb tests share: the solution under test, the extra operators, sequential host
 // models of every operation, and inputs per operator. The host models use the solution's own
 // operator classes; test_operators.cu checks those against independent definitions.
+//
+// Everything here works with both operator APIs a solution may have: kernellab's (operators
+// take const values, MyInt4 copies from volatile) and the PMPH course's (Mssp::apply takes
+// non-const volatile references, MyInt4 has no copy from a volatile object, the host helpers
+// have 2020-2023 or 2024-2025 names). What the course's code does not promise is decided in
+// pbb_applicability.cuh.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <ostream>
+#include <string>
 #include <vector>
 
-#include "kernellab_solution.h"  // generated: the solution's hostSkel.cu.h under its own name
+#include "pbb_applicability.cuh"  // and the solution, pbb_solution.cuh
 #include "kernellab/catch.hpp"
 #include "kernellab/compare.hpp"
 #include "kernellab/cuda_check.hpp"
 #include "kernellab/device_buffer.hpp"
 #include "kernellab/inputs.hpp"
+#include "kernellab/jitter.hpp"
 
 /** Maximum, a commutative operator whose identity is not zero. */
 template<class T>
@@ -35,28 +43,23 @@ class Max {
  * `OP` with random pauses of up to a few microseconds before each `apply` and each read of a
  * shared element. Correctly synchronized code gives the same results under any delays; a race
  * between warps, which the GPU's usual timing hides, shows up as wrong results (the course's
- * scanIncBlock race at 1024 threads is caught this way).
+ * scanIncBlock race at 1024 threads is caught this way). `apply` passes its arguments on as it
+ * got them, so Jitter<OP> accepts exactly what OP accepts (the course's Mssp: only non-const
+ * lvalues, volatile or not), and says so to overload resolution (pbb::Liftable sees it).
  */
 template<class OP>
 class Jitter : public OP {
   public:
     typedef typename OP::RedElTp RedElTp;
-    static __device__ __host__ inline RedElTp apply(const RedElTp t1, const RedElTp t2) {
-        pause();
-        return OP::apply(t1, t2);
+    template<class A, class B>
+    static __device__ __host__ inline auto apply(A&& t1, B&& t2)
+        -> decltype(OP::apply(static_cast<A&&>(t1), static_cast<B&&>(t2))) {
+        kernellab::jitterPause();
+        return OP::apply(static_cast<A&&>(t1), static_cast<B&&>(t2));
     }
     static __device__ __host__ inline RedElTp remVolatile(volatile RedElTp& t) {
-        pause();
+        kernellab::jitterPause();
         return OP::remVolatile(t);
-    }
-
-  private:
-    static __device__ __host__ inline void pause() {
-#ifdef __CUDA_ARCH__
-        uint32_t h = (threadIdx.x + 1) * 0x9E3779B1u ^ (blockIdx.x + 1) * 0x85EBCA77u ^ uint32_t(clock64());
-        h ^= h >> 15; h *= 0x2C1B3C6Du; h ^= h >> 12;
-        if ((h & 7) == 0) { __nanosleep(256 + (h >> 20)); }
-#endif
     }
 };
 
@@ -175,9 +178,47 @@ std::vector<char> flagsOf(const std::vector<ValFlg<T>>& pairs) {
     return flags;
 }
 
+/**
+ * Says why the current case is not run: it lies beyond what the solution's own code promises
+ * (pbb_applicability.cuh). A warning, never a failure; the grader decides the same from its
+ * probes and excludes the case by name, whatever a run says.
+ */
+inline void notApplicable(const std::string& why) { WARN("not applicable to this submission: " << why); }
+
+/** Why blocks of `block` threads are beyond the solution's chunked host wrappers. */
+inline std::string hostWrappersCannotLaunch(uint32_t block) {
+    return "blocks of " + std::to_string(block) + " threads need " + std::to_string(courseChunkBytes(block))
+           + " bytes of shared memory in this solution's host wrappers (ELEMS_PER_THREAD = "
+           + std::to_string(ELEMS_PER_THREAD) + " words per thread), more than the "
+           + std::to_string(kDefaultSharedMemoryBytes) + " a launch gets without opting in";
+}
+
+/** Why LiftOP<OP> cannot be tested with the solution's operators. */
+constexpr const char* kNotLiftable =
+    "LiftOP<Mssp> does not compile with this submission's Mssp (its apply and equals take non-const "
+    "references): its segmented scan is for Add only";
+
 /** Blocks of `block` threads that cover `n` elements, `per_thread` each. */
 inline uint32_t blocksFor(uint64_t n, uint32_t block, uint32_t per_thread = 1) {
     return uint32_t((n + uint64_t(block) * per_thread - 1) / (uint64_t(block) * per_thread));
+}
+
+/** The smallest multiple of a warp that is at least `n`: the one-block kernels' block size. The
+ * solutions' own helper has two names (closestMul32 until 2023, nextMul32 since). */
+inline uint32_t warpMultiple(uint32_t n) { return blocksFor(n, 32) * 32; }
+
+/**
+ * MAX_BLOCK, the length of the host wrappers' scratch arrays. In the course's constants file
+ * the hardware figures are globals that stay zero until initHwd() queries the device (its
+ * programs call it first), so this calls it once; kernellab's figures need no call.
+ */
+inline uint32_t maxBlock() {
+    static const bool initialized = [] {
+        initHwd();
+        return true;
+    }();
+    (void)initialized;
+    return MAX_BLOCK;
 }
 
 }  // namespace pbb

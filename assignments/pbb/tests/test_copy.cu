@@ -80,9 +80,12 @@ void checkGlb2Shr(uint32_t n, uint32_t block, uint64_t seed) {
                                                      kernellab::poisonValue<T>());
     KL_CHECK_LAUNCH();
 
-    std::vector<T> expected(padded, neutral<T>());
-    std::copy(input.begin(), input.end(), expected.begin());
-    KL_REQUIRE_EQUAL(d_out.download(), expected, BytesEqual{},
+    const auto expected = [&] {
+        std::vector<T> tiles(padded, neutral<T>());
+        std::copy(input.begin(), input.end(), tiles.begin());
+        return tiles;
+    };
+    KL_REQUIRE_EQUAL(d_out.download(), expected(), BytesEqual{},
                      (kernellab::Layout{block, uint64_t(block) * CHUNK, CHUNK}));
 }
 
@@ -101,9 +104,12 @@ void checkShr2Glb(uint32_t n, uint32_t block, uint64_t seed) {
     KL_CHECK_LAUNCH();
 
     // Past N the output must keep its poison: the copy may not write outside the array.
-    std::vector<T> expected(padded, kernellab::poisonValue<T>());
-    std::copy(input.begin(), input.end(), expected.begin());
-    KL_REQUIRE_EQUAL(d_out.download(), expected, BytesEqual{},
+    const auto expected = [&] {
+        std::vector<T> tiles(padded, kernellab::poisonValue<T>());
+        std::copy(input.begin(), input.end(), tiles.begin());
+        return tiles;
+    };
+    KL_REQUIRE_EQUAL(d_out.download(), expected(), BytesEqual{},
                      (kernellab::Layout{block, uint64_t(block) * CHUNK, CHUNK}));
 }
 

@@ -25,7 +25,7 @@ void checkScanIncBlock(uint32_t n, uint32_t block, uint64_t seed) {
     scanIncBlockKernel<OP><<<pbb::blocksFor(n, block), block, block * sizeof(typename OP::RedElTp)>>>(
         d_out.data(), d_in.data(), n);
     KL_CHECK_LAUNCH();
-    KL_REQUIRE_EQUAL(d_out.download(), pbb::scanModel<OP>(input, block), pbb::Equals<OP>{},
+    KL_REQUIRE_EQUAL(d_out.download(), [&] { return pbb::scanModel<OP>(input, block); }(), pbb::Equals<OP>{},
                      (kernellab::Layout{block, block}));
 }
 

@@ -39,15 +39,15 @@ TEMPLATE_TEST_CASE("scanIncWarp scans each warp's 32 elements in place and retur
         d_returned.data(), d_in_place.data(), d_in.data(), n);
     KL_CHECK_LAUNCH();
 
-    const auto expected = pbb::scanModel<OP>(input, WARP);
+    const auto expected = [&] { return pbb::scanModel<OP>(input, WARP); };
     const kernellab::Layout layout{block, block};
     // Blocks, not SECTIONs: Catch2 runs a test case once per SECTION, the launch included.
     {
         INFO("the returned values");
-        KL_REQUIRE_EQUAL(d_returned.download(), expected, pbb::Equals<OP>{}, layout);
+        KL_REQUIRE_EQUAL(d_returned.download(), expected(), pbb::Equals<OP>{}, layout);
     }
     {
         INFO("the shared memory afterwards");
-        KL_REQUIRE_EQUAL(d_in_place.download(), expected, pbb::Equals<OP>{}, layout);
+        KL_REQUIRE_EQUAL(d_in_place.download(), expected(), pbb::Equals<OP>{}, layout);
     }
 }

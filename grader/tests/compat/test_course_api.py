@@ -1,0 +1,67 @@
+"""The pbb tests against each year's shape of the PMPH course's API (compat fixtures written by
+course_api/years.py), on the CPU backend: they build (and pass nvcc's front end where nvcc is
+installed), the given code and the solved tasks pass, and what the course's code does not
+promise is reported as not applicable, by the probes and by the tests. Two test executables per
+year and few sizes (KERNELLAB_SIZES, KERNELLAB_BLOCK_SIZES) keep it to minutes."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import REAL_ROOT
+from kernellab import applicability
+
+sys.path.insert(0, str(Path(__file__).parent / "course_api"))
+from years import write_fixture  # noqa: E402
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("ninja") is None, reason="needs cmake and ninja"),
+]
+
+# Per shape: the test executables run, and the probes its code leaves unmet. Every shape's Mssp
+# takes volatile references (no LiftOP<Mssp>); 24 words per thread need 96 KB with 1024 threads.
+PLANS = {
+    2020: (("given", "scan_block"), {"lifted_mssp"}),
+    2024: (("sgm_scan", "copy"), {"lifted_mssp", "host_block_1024"}),
+    2025: (("scan_warp", "scan_multi"), {"lifted_mssp", "host_block_1024"}),
+}
+# Sizes and block sizes the runs use: a partial warp, a partial block, and a block size on each
+# side of the shared-memory limit.
+RUN_ENVIRONMENT = {"KERNELLAB_SIZES": "33,1025", "KERNELLAB_BLOCK_SIZES": "64,1024", "KERNELLAB_CPU_ORDERS": "2"}
+
+
+@pytest.mark.parametrize("year", sorted(PLANS))
+def test_the_pbb_tests_build_and_pass_against_the_course_api_of(year, tmp_path):
+    executables, expected_unmet = PLANS[year]
+    solution = tmp_path / "solution"
+    write_fixture(year, solution)
+    build = tmp_path / "build"
+    configure = subprocess.run(
+        ["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DKERNELLAB_BACKEND=cpu",
+         "-DKERNELLAB_ASSIGNMENTS=pbb", f"-DKERNELLAB_SOLUTION={solution}"],
+        capture_output=True, text=True,
+    )
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    probes = applicability.probe_targets(build, "pbb")
+    assert len(probes) == len(applicability.CONDITIONS)
+    targets = [f"pbb_test_{name}" for name in executables] + probes
+    built = subprocess.run(["cmake", "--build", str(build), "--target", *targets, "--", "-k", "0"],
+                           capture_output=True, text=True)
+    output = built.stdout + built.stderr
+
+    for name in executables:
+        assert (build / "assignments" / "pbb" / f"pbb_test_{name}").is_file(), f"pbb_test_{name} did not build:\n{output}"
+    assert {condition.probe for condition in applicability.unmet(build, "pbb", output)} == expected_unmet
+
+    for name in executables:
+        ran = subprocess.run([str(build / "assignments" / "pbb" / f"pbb_test_{name}")], capture_output=True, text=True,
+                             env={**os.environ, **RUN_ENVIRONMENT}, timeout=1200)
+        assert ran.returncode == 0, f"pbb_test_{name} of the {year} shape:\n{ran.stdout[-4000:]}{ran.stderr[-2000:]}"
+        says_not_applicable = applicability.PREFIX in ran.stdout
+        runs_unmet_cases = {"sgm_scan": True, "scan_multi": "host_block_1024" in expected_unmet}.get(name, False)
+        assert says_not_applicable == runs_unmet_cases, ran.stdout[-4000:]

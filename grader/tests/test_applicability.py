@@ -1,0 +1,89 @@
+"""Applicability (kernellab/applicability.py): which conditions a build's probes left unmet, and
+which of the reference's records that excludes."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernellab import applicability
+from kernellab.applicability import CONDITIONS, PREFIX, probe_library, probe_target, unmet, without_not_applicable
+
+LIFTED = next(condition for condition in CONDITIONS if condition.probe == "lifted_mssp")
+BLOCK_1024 = next(condition for condition in CONDITIONS if condition.probe == "host_block_1024")
+
+
+@dataclass(frozen=True)
+class Named:
+    test: str
+    case: str
+
+
+def failed_line(target: str) -> str:
+    return f"FAILED: assignments/pbb/CMakeFiles/{target}.dir/kernellab_cpu/pbb/{target}.cpp.o \n"
+
+
+def built(build_dir: Path, condition) -> None:
+    library = probe_library(build_dir, "pbb", condition)
+    library.parent.mkdir(parents=True, exist_ok=True)
+    library.write_bytes(b"!<arch>\n")
+
+
+def test_a_probe_is_unmet_only_when_its_compile_failed_and_left_no_library(tmp_path):
+    output = failed_line(probe_target("pbb", LIFTED)) + failed_line(probe_target("pbb", BLOCK_1024))
+    built(tmp_path, BLOCK_1024)  # an earlier build's library: the failure of this one decides
+    assert unmet(tmp_path, "pbb", output) == (LIFTED,)
+
+
+def test_a_probe_that_was_not_built_excludes_nothing(tmp_path):
+    assert unmet(tmp_path, "pbb", "") == ()
+    # Text a submission's compile could print is no FAILED line of the build tool.
+    forged = f"pbbKernels.cu.h:3: warning: #warning {failed_line(probe_target('pbb', LIFTED))}"
+    assert unmet(tmp_path, "pbb", forged) == ()
+
+
+def test_probe_targets_are_those_the_build_defines(tmp_path):
+    targets = tmp_path / "assignments" / "pbb" / "CMakeFiles"
+    (targets / "pbb_probe_lifted_mssp.dir").mkdir(parents=True)
+    assert applicability.probe_targets(tmp_path, "pbb") == ["pbb_probe_lifted_mssp"]
+    assert applicability.probe_targets(tmp_path, "reduce") == []
+
+
+def test_lifted_mssp_excludes_the_segmented_scans_of_mssp_only():
+    records = [
+        Named("sgmScanIncWarp scans each warp's pairs, restarting at every flag - Mssp", "n := 33, block := 32"),
+        Named("sgmScanIncBlock scans each block's pairs, restarting at every flag - Jitter<Mssp>", "n := 1, block := 64"),
+        Named("sgmScanInc scans segmented arrays of any size with any block size - Add<int>", "n := 1, block := 32"),
+        Named("sgmScanInc scans segmented arrays of any size with any block size - Mssp", "n := 1, block := 32"),
+    ]
+    kept, notes = without_not_applicable(records, "sgm_scan", (LIFTED,))
+    assert kept == (records[2],)
+    assert len(notes) == 3 and all(PREFIX + LIFTED.reason in note for note in notes)
+    # The same names in another test executable are not covered.
+    assert without_not_applicable(records, "scan_warp", (LIFTED,))[0] == tuple(records)
+
+
+def test_a_block_size_condition_excludes_that_block_size_of_the_host_wrappers_only():
+    scan = "scanInc scans arrays of any size with any block size - Add<int>"
+    records = [
+        Named(scan, "n := 1025, block := 1024, seed := 9025"),
+        Named(scan, "n := 1025, block := 1024, seed := 9025"),  # a second check of the same case
+        Named(scan, "n := 1024, block := 102, seed := 9024"),
+        Named(scan, "n := 1023, block := 10240"),
+        Named("mapReduce reduces the whole array into element 0 - Add<int>", "n := 1, block := 1024, seed := 7001"),
+    ]
+    kept, notes = without_not_applicable(records, "scan_multi", (BLOCK_1024,))
+    assert kept == tuple(records[2:])
+    assert notes == (f"{scan} (1 case): {PREFIX}{BLOCK_1024.reason}",)
+    mssp = Named("mapReduce reduces the whole array into element 0 - Mssp", "n := 1, block := 1024, seed := 7001")
+    commutative = Named("mapReduce reduces the whole array into element 0 - Add<int>", "n := 1, block := 1024")
+    assert without_not_applicable([mssp, commutative], "reduce_block", (BLOCK_1024,))[0] == (commutative,)
+    large = Named("sgmScanInc handles the course's 100003565 elements", "block := 1024")
+    assert without_not_applicable([large], "large", (BLOCK_1024,))[0] == ()
+
+
+def test_every_condition_has_a_probe_in_the_pbb_tests():
+    probes = (Path(__file__).resolve().parents[2] / "assignments" / "pbb" / "tests" / "probes.cmake").read_text()
+    for condition in CONDITIONS:
+        if condition.probe.startswith("host_block_"):
+            assert f" {condition.probe.removeprefix('host_block_')}" in probes, condition.probe
+        else:
+            assert f" {condition.probe} " in probes, condition.probe
