@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kernellab import cmake, environment, runner, sanitizer, speed
+from kernellab import cmake, environment, properties, runner, sanitizer, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
 from kernellab.intake import Intake, SubmissionRejected, take
@@ -468,6 +468,9 @@ def _grade_files(
         groups = tuple(results[(task.tests, group)] for group in run.active_groups())
         files = included.get(target_name(assignment.id, task.tests)) if included else None
         findings = tuple(found for name, per_file in source_findings.items() if files is None or name in files for found in per_file)
+        # Issue 15, properties.py: a requirement of [[tasks.requires]] that the task's records do
+        # not meet costs the task its points, like a finding, and its line is the feedback.
+        findings += properties.unmet_requirements(task.requires, [ran.records for ran in runs if ran.tests == task.tests])
         grades.append(score_task(assignment, task, groups, findings + symbol_findings.get(task.tests, ())))
     started = time.monotonic()
     grades = add_speed(run, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))

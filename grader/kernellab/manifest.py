@@ -12,6 +12,9 @@ MANIFEST_NAME = "assignment.toml"
 TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
 # `tests` becomes part of a CMake target and a file name.
 TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
+# A measured property (`[[tasks.requires]]`) and the function it is measured on, as the tests name them.
+PROPERTY_NAME = re.compile(r"[a-z][a-z0-9-]*")
+FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
 
 _TYPE_NAMES = {
@@ -29,6 +32,19 @@ class ManifestError(InputError):
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """A property of the student's code that a task's tests measure, and the bound it must meet
+    (`[[tasks.requires]]`; judged by properties.py): e.g. the depth of scanIncWarp, at most 5."""
+
+    property: str
+    function: str
+    at_most: int | None = None
+    at_least: int | None = None
+    # Why the bound is what the task teaches: shown to instructors, and in the feedback.
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class Task:
     """A task is checked by a test executable (`tests`) or scored from an answers file (`answers`)."""
 
@@ -39,6 +55,8 @@ class Task:
     tests: str | None = None
     answers: str | None = None
     warp_synchronous: str | None = None
+    # Properties the tests measure: a task whose requirement is not met earns no points.
+    requires: tuple[Requirement, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -261,7 +279,7 @@ def _task(table: Any, where: str) -> Task:
         table,
         where,
         {"id": str, "title": str, "points": int, "skeleton_fails": bool},
-        {"tests": str, "answers": str, "warp_synchronous": str},
+        {"tests": str, "answers": str, "warp_synchronous": str, "requires": list},
     )
     if ("tests" in table) == ("answers" in table):
         raise _error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
@@ -274,7 +292,30 @@ def _task(table: Any, where: str) -> Task:
     policy = table.get("warp_synchronous")
     if policy is not None and policy not in WARP_SYNCHRONOUS_POLICIES:
         raise _error(f"{where}.warp_synchronous", f"expected one of {WARP_SYNCHRONOUS_POLICIES}, got {policy!r}")
-    return Task(**table)
+    if "requires" in table and "tests" not in table:
+        raise _error(f"{where}.requires", "only a task with `tests` measures properties")
+    return Task(**{**table, "requires": _requirements(table.get("requires", []), f"{where}.requires")})
+
+
+def _requirements(tables: list, where: str) -> tuple[Requirement, ...]:
+    requirements = []
+    for index, table in enumerate(tables):
+        field = f"{where}[{index}]"
+        if type(table) is not dict:
+            raise _error(field, "expected a [[tasks.requires]] table")
+        _fields(table, field, {"property": str, "function": str}, {"at_most": int, "at_least": int, "why": str})
+        if not PROPERTY_NAME.fullmatch(table["property"]):
+            raise _error(f"{field}.property", f"{table['property']!r} does not match {PROPERTY_NAME.pattern!r}")
+        if not FUNCTION_NAME.fullmatch(table["function"]):
+            raise _error(f"{field}.function", f"{table['function']!r} is not a function name")
+        if "at_most" not in table and "at_least" not in table:
+            raise _error(field, "needs `at_most`, `at_least` or both")
+        if table.get("at_least", table.get("at_most")) > table.get("at_most", table.get("at_least")):
+            raise _error(field, "expected at_least <= at_most")
+        requirements.append(Requirement(**table))
+    if len({(r.function, r.property) for r in requirements}) != len(requirements):
+        raise _error(where, "requires the same property of the same function twice")
+    return tuple(requirements)
 
 
 def _grading(table: dict) -> Grading:

@@ -12,7 +12,7 @@ import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kernellab import cmake, speed
+from kernellab import cmake, properties, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError, display_path
 from kernellab.junit import failed_test_cases, first_failure
@@ -217,6 +217,11 @@ def build_and_run(assignment_id: str, tests: str, build_dir: Path, timeout_s: fl
         return BUILD_FAILED, "\n".join(cmake.first_error_lines(built.output)), []
     report = build_dir / "reports" / f"{tests}.xml"
     tested = cmake.run_tests(build_dir, assignment_id, tests, report, logs / f"{tests}.test.log", timeout_s)
+    # What the tasks are graded on beside their results (issue 15): the measured properties, which
+    # Catch2's JUnit reporter moves from the output into the report.
+    report_text = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else ""
+    for line in properties.measured_lines(tested.output + "\n" + report_text):
+        print(f"  measured: {line}", flush=True)
     return task_verdict(tested, report, timeout_s)
 
 
