@@ -44,7 +44,7 @@ class Measurement:
 class PropertyVerdict:
     requirement: Requirement
     met: bool
-    # What the student reads: "scanIncWarp: depth 31, required at most 5 (in ...)".
+    # What the student reads: "scanIncWarp: depth 31, required at most 5 (why); measured in <test: case>".
     line: str
 
 
@@ -89,7 +89,8 @@ def judge_requirement(requirement: Requirement, found: Iterable[Measurement]) ->
     outside = [m for m in mine if not within(requirement, m.value)]
     if outside:
         worst = outside[0]
-        return PropertyVerdict(requirement, False, f"{label} {worst.value}, required {bound} ({worst.where})")
+        why = f" ({requirement.why})" if requirement.why else ""
+        return PropertyVerdict(requirement, False, f"{label} {worst.value}, required {bound}{why}; measured in {worst.where}")
     nearest = max(mine, key=lambda m: m.value) if requirement.at_most is not None else min(mine, key=lambda m: m.value)
     return PropertyVerdict(requirement, True, f"{label} {nearest.value}, required {bound}")
 

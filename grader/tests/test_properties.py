@@ -11,7 +11,7 @@ from kernellab.manifest import ManifestError, Requirement, load_assignment
 from kernellab.properties import judge_requirements, measured_lines, measurements, unmet_requirements
 from kernellab.records import read_records
 
-DEPTH = Requirement("depth", "scanIncWarp", at_most=5)
+DEPTH = Requirement("depth", "scanIncWarp", at_most=5, why="lg(WARP) steps")
 READS = Requirement("reads", "copyFromGlb2ShrMem", at_most=1, at_least=1)
 
 
@@ -35,7 +35,9 @@ def verdict_lines(tmp_path: Path, requirements, *records: bytes) -> list[tuple[b
 def test_a_measurement_past_the_bound_fails_and_names_the_value_the_bound_and_the_case(tmp_path: Path):
     lines = verdict_lines(tmp_path, [DEPTH], property_record("scanIncWarp", "depth", 5),
                           property_record("scanIncWarp", "depth", 31, case="block := 1024, n := 2048"))
-    assert lines == [(False, "scanIncWarp: depth 31, required at most 5 (a test: block := 1024, n := 2048)")]
+    assert lines == [
+        (False, "scanIncWarp: depth 31, required at most 5 (lg(WARP) steps); measured in a test: block := 1024, n := 2048")
+    ]
 
 
 def test_measurements_within_the_bound_pass_and_show_the_one_nearest_to_it(tmp_path: Path):
@@ -71,7 +73,7 @@ def test_unmet_requirements_read_every_group_s_records(tmp_path: Path):
     hidden = records_of(tmp_path, property_record("scanIncWarp", "depth", 6), name="hidden.rec")
     assert unmet_requirements((DEPTH,), [public]) == ()
     assert unmet_requirements((DEPTH,), [public, hidden]) == (
-        "scanIncWarp: depth 6, required at most 5 (a test: block := 32, n := 64)",
+        "scanIncWarp: depth 6, required at most 5 (lg(WARP) steps); measured in a test: block := 32, n := 64",
     )
 
 
