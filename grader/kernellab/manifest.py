@@ -12,6 +12,8 @@ MANIFEST_NAME = "assignment.toml"
 TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
 # `tests` becomes part of a CMake target and a file name.
 TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
+# A measured property (`[[tasks.requires]]`), as the tests name it.
+PROPERTY_NAME = re.compile(r"[a-z][a-z0-9-]*")
 FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
 # Seconds one run of a test executable may take on a GPU, unless a manifest says (grading.timeout);
@@ -33,6 +35,19 @@ class ManifestError(InputError):
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """A property of the student's code that a task's tests measure, and the bound it must meet
+    (`[[tasks.requires]]`; judged by properties.py): e.g. the depth of scanIncWarp, at most 5."""
+
+    property: str
+    function: str
+    at_most: int | None = None
+    at_least: int | None = None
+    # Why the bound is what the task teaches: shown to instructors, and in the feedback.
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class Task:
     """A task is checked by a test executable (`tests`) or scored from an answers file (`answers`)."""
 
@@ -46,6 +61,8 @@ class Task:
     # The functions of the student's code that this task owns (kernellab/isolate.py): the task's
     # tests are built with every function another task owns taken from the reference.
     functions: tuple[str, ...] = ()
+    # Properties the tests measure: a task whose requirement is not met earns no points.
+    requires: tuple[Requirement, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -285,7 +302,7 @@ def _task(table: Any, where: str) -> Task:
         table,
         where,
         {"id": str, "title": str, "points": int, "skeleton_fails": bool},
-        {"tests": str, "answers": str, "warp_synchronous": str, "functions": list},
+        {"tests": str, "answers": str, "warp_synchronous": str, "functions": list, "requires": list},
     )
     if ("tests" in table) == ("answers" in table):
         raise _error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
@@ -305,7 +322,31 @@ def _task(table: Any, where: str) -> Task:
     for function in functions:
         if not FUNCTION_NAME.fullmatch(function):
             raise _error(f"{where}.functions", f"{function!r} is not a C++ function name")
-    return Task(**{**table, "functions": functions})
+    if "requires" in table and "tests" not in table:
+        raise _error(f"{where}.requires", "only a task with `tests` measures properties")
+    requires = _requirements(table.get("requires", []), f"{where}.requires")
+    return Task(**{**table, "functions": functions, "requires": requires})
+
+
+def _requirements(tables: list, where: str) -> tuple[Requirement, ...]:
+    requirements = []
+    for index, table in enumerate(tables):
+        field = f"{where}[{index}]"
+        if type(table) is not dict:
+            raise _error(field, "expected a [[tasks.requires]] table")
+        _fields(table, field, {"property": str, "function": str}, {"at_most": int, "at_least": int, "why": str})
+        if not PROPERTY_NAME.fullmatch(table["property"]):
+            raise _error(f"{field}.property", f"{table['property']!r} does not match {PROPERTY_NAME.pattern!r}")
+        if not FUNCTION_NAME.fullmatch(table["function"]):
+            raise _error(f"{field}.function", f"{table['function']!r} is not a function name")
+        if "at_most" not in table and "at_least" not in table:
+            raise _error(field, "needs `at_most`, `at_least` or both")
+        if table.get("at_least", table.get("at_most")) > table.get("at_most", table.get("at_least")):
+            raise _error(field, "expected at_least <= at_most")
+        requirements.append(Requirement(**table))
+    if len({(r.function, r.property) for r in requirements}) != len(requirements):
+        raise _error(where, "requires the same property of the same function twice")
+    return tuple(requirements)
 
 
 def _grading(table: dict) -> Grading:

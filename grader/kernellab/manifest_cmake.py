@@ -33,8 +33,9 @@ def cmake_text(assignment: Assignment) -> str:
     lines = [
         f"# Generated from {assignment.manifest_path} by kernellab.manifest_cmake: do not edit.",
         _set("manifest_entry_names", [files.entry, *aliases_of.get(files.entry, [])], "files.entry"),
-        _set("manifest_files", [*files.required, *files.optional], "files"),
         _set("manifest_optional_files", files.optional, "files.optional"),
+        # Checked as optional above already: an unsafe name here is a required one.
+        _set("manifest_files", [*files.required, *files.optional], "files.required"),
     ]
     for index, name in enumerate([*files.required, *files.optional]):
         lines.append(_set(f"manifest_file_aliases_{index}", aliases_of.get(name, []), "files.aliases"))

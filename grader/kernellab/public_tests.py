@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kernellab import cmake, speed
+from kernellab import cmake, properties, speed
 from kernellab.errors import InputError, display_path
 from kernellab.junit import failed_test_cases, first_failure
 from kernellab.manifest import Assignment, Task
@@ -147,6 +147,11 @@ def build_and_run(assignment_id: str, tests: str, build_dir: Path, timeout_s: fl
         return Verdict.BUILD_FAILED, "\n".join(cmake.first_error_lines(built.output)), []
     report = build_dir / "reports" / f"{tests}.xml"
     tested = cmake.run_tests(build_dir, assignment_id, tests, report, logs / f"{tests}.test.log", timeout_s)
+    # What the tasks are graded on beside their results: the measured properties, which Catch2's
+    # JUnit reporter moves from the output into the report.
+    report_text = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else ""
+    for line in properties.measured_lines(tested.output + "\n" + report_text):
+        print(f"  measured: {line}", flush=True)
     return task_verdict(tested, report, timeout_s)
 
 

@@ -15,7 +15,8 @@ MAGIC = b"KLR1"
 MAX_HEADER_BYTES = 1 << 16
 MAX_PAYLOAD_BYTES = 1 << 31
 
-_ROLES = ("device", "expected", "bound")
+# "property": a measurement for a task's [[tasks.requires]] (properties.py).
+_ROLES = ("device", "expected", "bound", "property")
 
 
 @dataclass(frozen=True)

@@ -82,9 +82,11 @@ def test_a_multi_line_optional_array_and_inline_aliases_reach_the_build(tmp_path
     # The entry under the alias the student used.
     solution_header = (generated / "kernellab_generated" / "kernellab_solution.h").read_text()
     assert '#include "saxpy_kernels.cuh"' in solution_header, solution_header
-    # Both optional files from the skeleton, each also under its alias.
+    # Both optional files from the skeleton, each also under its alias, and the student's file
+    # under the name the student did not use.
     fallback = generated / "kernellab_fallback"
-    assert sorted(path.name for path in fallback.iterdir()) == ["constants.cuh", "consts.cuh", "params.cuh", "tuning.cuh"]
+    assert sorted(path.name for path in fallback.iterdir()) == ["constants.cuh", "consts.cuh", "kernels.cuh", "params.cuh", "tuning.cuh"]
+    assert (fallback / "kernels.cuh").read_text() == '#include "saxpy_kernels.cuh"\n'
     assert (fallback / "consts.cuh").read_text() == '#include "constants.cuh"\n'
     assert (fallback / "params.cuh").read_text() == '#include "tuning.cuh"\n'
     # The task's test executable comes from the manifest alone (the CMakeLists names none).

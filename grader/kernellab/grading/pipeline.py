@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+from kernellab import properties
 from kernellab.errors import InputError
 from kernellab.grading import findings, groups, reference
 from kernellab.grading.building import Built, build
@@ -25,6 +26,7 @@ from kernellab.grading.scoring import score_tasks
 from kernellab.grading.speed_stage import add_speed
 from kernellab.grading.targets import SPEED_TARGET, test_targets
 from kernellab.intake import SubmissionRejected, take
+from kernellab.manifest import Assignment
 from kernellab.sandbox import SandboxFailure
 from kernellab.verdict import Status
 
@@ -84,11 +86,23 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
         baseline=grading.reference_build,
     )
     task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
+    task_findings = add_unmet_requirements(assignment, runs, task_findings)
     grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
     with timed(stages, "speed"):
         grades = add_speed(grading, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
     grades = add_sanitizer_reports(grading, grades, sanitizer_reports)
     return grades, findings.all_findings(source_findings, symbol_findings)
+
+
+def add_unmet_requirements(assignment: Assignment, runs: list[groups.GroupRun],
+                           task_findings: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """A requirement of [[tasks.requires]] that the records of a task's runs do not meet costs the
+    task its points like a finding, and its line is the feedback (properties.py)."""
+    return {
+        task.id: task_findings[task.id]
+        + properties.unmet_requirements(task.requires, [ran.records for ran in runs if ran.tests == task.tests])
+        for task in assignment.tested_tasks
+    }
 
 
 @contextmanager
