@@ -13,6 +13,8 @@ TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
 # `tests` becomes part of a CMake target and a file name.
 TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
+# When Gradescope shows a test to the student (its autograder specification's values).
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 _TYPE_NAMES = {
     str: "a string",
@@ -61,6 +63,8 @@ class Grading:
     # The share of a task's points that GPU sanitizer errors (compute-sanitizer's memcheck,
     # racecheck, synccheck) cost; 0 reports them as feedback only.
     sanitizer_penalty: float = 0.0
+    # When Gradescope shows the hidden cases' results to the student (VISIBILITIES).
+    hidden_visibility: str = "visible"
 
 
 @dataclass(frozen=True)
@@ -284,7 +288,7 @@ def _grading(table: dict) -> Grading:
         "grading",
         {},
         {"hidden_size_ranges": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
-         "sanitizer_penalty": float},
+         "sanitizer_penalty": float, "hidden_visibility": str},
     )
     ranges = []
     for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
@@ -306,7 +310,10 @@ def _grading(table: dict) -> Grading:
     penalty = table.get("sanitizer_penalty", defaults.sanitizer_penalty)
     if not 0 <= penalty <= 1:
         raise _error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
-    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty)
+    visibility = table.get("hidden_visibility", defaults.hidden_visibility)
+    if visibility not in VISIBILITIES:
+        raise _error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
+    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, visibility)
 
 
 def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:
