@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kernellab.sandbox import (
-    Confined, SandboxFailure, SandboxUnavailable, Step, StepUids, _hand_over, _reachable_by_others, limit_process,
+    Confined, Sandbox, SandboxFailure, SandboxUnavailable, Step, StepUids, _hand_over, _reachable_by_others, limit_process,
+    machine_sandbox,
 )
 
 # prctl(2)'s option that makes execve never grant privileges (setuid bits, file capabilities).
@@ -162,3 +163,16 @@ def _become_step(step: Step, uid: int) -> None:
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
+
+
+SANDBOX_KINDS = ("bubblewrap", "container")
+
+
+def choose_sandbox(kind: str, root: Path, work: Path) -> Sandbox | ContainerSandbox:
+    """The sandbox `kind` names (SANDBOX_KINDS), proven to work here; SandboxUnavailable says why not."""
+    if kind == "container":
+        return ContainerSandbox.find(root, work)
+    try:
+        return machine_sandbox()
+    except SandboxUnavailable as why:
+        raise SandboxUnavailable(f"{why}; in a platform's container, where bubblewrap cannot run, use --sandbox container") from None
