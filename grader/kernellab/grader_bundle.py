@@ -11,7 +11,10 @@ from pathlib import Path
 from kernellab.bundle import FILE_MODE, FIXED_DATE_TIME, SCRIPT_MODE, BundleFile
 from kernellab.manifest import Assignment
 
-SHARED = ("CMakeLists.txt", "grader/pyproject.toml", "grader/harness", "grader/cpu", "grader/kernellab")
+SHARED = ("CMakeLists.txt", "grader/harness", "grader/cpu")
+# The `kernellab` package that runs this, with its pyproject.toml (the grader's dependencies).
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ("pyproject.toml", "kernellab")
 # Never copied: build folders, caches, editor files, and the templates of `kernellab new`.
 _LEFT_OUT_PARTS = {"__pycache__", "build", "templates"}
 
@@ -22,6 +25,8 @@ def grader_files(assignment: Assignment) -> dict[str, BundleFile]:
     files: dict[str, BundleFile] = {}
     for name in (*SHARED, assignment.manifest_path.parent.relative_to(root).as_posix(), assignment.reference, assignment.skeleton):
         files.update(_tree(root, root / name))
+    for name in PACKAGE:
+        files.update({f"grader/{path}": file for path, file in _tree(PACKAGE_ROOT, PACKAGE_ROOT / name).items()})
     return dict(sorted(files.items()))
 
 
