@@ -2,8 +2,11 @@
 a global timeout (Gradescope, PrairieLearn): a stage that will not fit in what is left is
 skipped and said so, instead of the platform killing the whole run and keeping nothing.
 
-The grading pipeline asks `fits(estimate)` before each stage it may skip, records what it skips
-with `skip()`, and writes the reports after each stage (see docs/instructors.md, "Deadlines").
+The grading pipeline asks `fits(estimate)` before each stage it may skip (confirming a run
+alone, speed, sanitizers), records what it skips with `skip()`, cuts each run's time limit with
+`timeout_for()`, and writes the platform results after each stage
+(reports.write_platform_results), so a platform that kills the run keeps what was earned; the
+notes go into the grade's message.
 """
 
 import time

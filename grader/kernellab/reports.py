@@ -322,6 +322,16 @@ def write_all(grade: Grade, folder: Path, hidden_visibility: str = "visible") ->
         write_atomically(folder / name, text)
 
 
+def write_platform_results(grade: Grade, folder: Path, hidden_visibility: str = "visible") -> None:
+    """Gradescope's and PrairieLearn's results of a grade in progress (after a stage), so that a
+    platform that kills the run at its timeout still finds what was earned; not grade.json, whose
+    presence tells a batch that the student is finished."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / PRAIRIELEARN_FILE, json.dumps(prairielearn(grade), indent=2) + "\n")
+    if grade.status != "not graded":
+        write_atomically(folder / GRADESCOPE_FILE, json.dumps(gradescope(grade, hidden_visibility), indent=2) + "\n")
+
+
 def write_atomically(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
     with open(temporary, "w", encoding="utf-8") as out:

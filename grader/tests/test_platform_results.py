@@ -63,3 +63,11 @@ def test_an_unknown_visibility_is_a_manifest_error_naming_the_field(tmp_path):
     write_files(tmp_path / "assignments" / "starter", {"assignment.toml": manifest + '\n[grading]\nhidden_visibility = "later"\n'})
     with pytest.raises(ManifestError, match=r"grading.hidden_visibility: expected one of visible, hidden, after_due_date, after_published, got 'later'"):
         load_manifest(tmp_path / "assignments/starter/assignment.toml", tmp_path)
+
+
+def test_results_of_a_grade_in_progress_leave_no_grade_json_behind(tmp_path):
+    in_progress = replace(a_grade(), message="speed: skipped, the grading deadline was near")
+    reports.write_platform_results(in_progress, tmp_path, hidden_visibility="after_due_date")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["prairielearn.json", "results.json"]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert "speed: skipped" in results["output"] and results["score"] == 22.5
