@@ -86,9 +86,12 @@ def grade_remotely(
         reason = getattr(error, "reason", error)
         raise RemoteUnavailable(f"{url} could not be reached: {reason}") from None
     try:
-        return Grade.from_json(answer.decode("utf-8"))
+        grade = Grade.from_json(answer.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
         raise RemoteUnavailable(f"{url} did not answer with a grade: {error}") from None
+    if grade.status == "not graded":  # the host's own problem: the CPU backend here may still grade it
+        raise RemoteUnavailable(f"{url} could not grade it: {grade.message.splitlines()[0] if grade.message else 'no reason given'}")
+    return grade
 
 
 def timeout_within(remaining_s: float) -> float:

@@ -190,3 +190,21 @@ def test_grade_remote_gets_the_host_s_grade_and_falls_back_to_the_cpu_backend_wi
     assert remote["score"] == fallback["score"] == 100
     assert "GPU grading host gave no grade" not in remote["output"]
     assert f"the GPU grading host gave no grade ({url} could not be reached" in fallback["output"], fallback["output"]
+
+
+def test_a_host_that_cannot_grade_gives_no_grade_so_the_platform_grades_itself(tmp_path):
+    root = tmp_path / "repo"
+    (root / "assignments").mkdir(parents=True)
+    (root / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.24)\nproject(broken NONE)\n")  # builds nothing
+    scaffold(root, "starter", None)
+    starter = load_assignment(root, "starter")
+    server = serving(GradingService(
+        {"starter": starter}, lambda assignment, _: GradingRun(assignment, "cpu", tmp_path / "work" / assignment.id, None), TOKEN, 1
+    ))
+    url = "http://{}:{}".format(*server.server_address[:2])
+    try:
+        with pytest.raises(RemoteUnavailable, match=rf"{url} could not grade it: the reference does not build"):
+            grade_remotely(url, TOKEN, root / "reference/starter", starter, "alice", 300, None)
+    finally:
+        server.shutdown()
+        server.server_close()
