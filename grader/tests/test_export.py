@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -151,3 +152,29 @@ def test_the_gradescope_bundle_sets_up_and_grades_the_skeleton_and_the_reference
         assert "Sandbox: container (no bubblewrap)" in results["output"], results["output"]
         assert {tuple(test["tags"]) for test in results["tests"]} == {("saxpy",)}
         assert results["extra_data"]["backend"] == "cpu" and results["extra_data"]["seed"] > 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("bwrap") is None, reason="runs PrairieLearn's entrypoint as root under bubblewrap")
+def test_the_prairielearn_entrypoint_answers_a_refused_submission_as_not_gradable_in_prairielearn_s_paths(starter, tmp_path):
+    course = tmp_path / "course"
+    assert main(["--root", str(starter), "export", "prairielearn", "starter", "--course", str(course), "--image", "course/grader"]) == 0
+    grade = Path("/tmp") / f"kernellab-prairielearn-{os.getpid()}"
+    shutil.rmtree(grade, ignore_errors=True)
+    try:
+        # PrairieLearn's grading job: the course's serverFilesCourse entries and the student's files.
+        shutil.copytree(course / "serverFilesCourse", grade / "serverFilesCourse", symlinks=False)
+        (grade / "student").mkdir()
+        (grade / "student" / "kernel.cu").write_text("__global__ void saxpy() {}\n")  # not the manifest's kernels.cuh
+        for folder in (grade, *(path for path in grade.rglob("*") if path.is_dir())):
+            folder.chmod(0o755)
+        # The Python running these tests stands in for the image's, which has the grader's packages.
+        env = {"PATH": f"{Path(sys.executable).parent}:{CONTAINER_PATH}", "HOME": "/root", "LANG": "C.UTF-8"}
+        entrypoint = json.loads((course / "questions/starter/info.json").read_text())["externalGradingOptions"]["entrypoint"]
+        ran = bwrap_at(grade, "/grade", [entrypoint], env, 600)
+        assert ran.returncode == 0, f"{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
+        results = json.loads((grade / "results/results.json").read_text())
+    finally:
+        shutil.rmtree(grade, ignore_errors=True)
+    jsonschema.validate(results, json.loads((SCHEMAS / "prairielearn-results.schema.json").read_text()))
+    assert results["gradable"] is False
+    assert len(results["format_errors"]) == 1 and "kernels.cuh" in results["format_errors"][0], results
