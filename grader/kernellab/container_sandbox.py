@@ -7,10 +7,11 @@ default seccomp profile. It is weaker than bubblewrap and stronger than `--unsan
 - rlimits: memory per process (RLIMIT_DATA), processes of the uid (RLIMIT_NPROC), file size, no
   core files; the wall clock is runner.py's; when the step ends, every process left with its uid
   is killed, so nothing it started outlives it;
-- file permissions: before every step the grader seals what student code must not read (the
-  reference, known-wrong versions, the questions' answers, and in the work folder the reference's
-  executables and records and the list of other jobs) to its owner, root, and checks that the
-  step's own paths are open to it.
+- file permissions: the grader creates its files for itself alone (umask 077), so nothing it
+  writes (the reference's build and records above all) is ever readable by a step, whenever it
+  is written; before every step it seals what student code must not read of the repository (the
+  reference, known-wrong versions, the questions' answers) and of older work folders to root,
+  and opens to others exactly the step's own paths in the work folder.
 
 What it cannot do without namespaces: take the network away, give the step a private /tmp, or
 hide the system's libraries. The grade's report names the sandbox, so a reader knows.
@@ -64,6 +65,7 @@ class ContainerSandbox:
         bash = shutil.which("bash")
         if bash is None:
             raise SandboxUnavailable("the container sandbox starts programs through bash, and there is none")
+        os.umask(0o077)  # everything the grader writes from now on is its own (see the module's doc)
         work.mkdir(parents=True, exist_ok=True)
         if not _reachable_by_others(work / "probe"):
             raise SandboxUnavailable(f"the work folder {work} lies in a folder other users cannot enter; choose one that they can (--work)")
@@ -88,6 +90,7 @@ class ContainerSandbox:
         self.seal()
         paths = (*step.readable, *step.writable)
         for path in paths:
+            self._open_in_work(path, writable=path in step.writable)
             if not _reachable_by_others(path) or not _open_to_others(path, writable=path in step.writable):
                 raise SandboxFailure(
                     f"{path} is not open to the step's unprivileged uid (its folders must be searchable by "
@@ -135,10 +138,35 @@ class ContainerSandbox:
                 else:
                     entry.chmod(0o700 if entry.is_dir() else 0o600)
 
+    def _open_in_work(self, path: Path, writable: bool) -> None:
+        """A path of the step in the work folder, opened to the step's uid: searchable folders on
+        the way to it, and what it reads readable (a folder with all it holds). What it writes is
+        handed over to its uid instead. Paths elsewhere keep their modes (checked, not changed)."""
+        if not path.is_relative_to(self._work) or not path.exists():
+            return
+        for folder in reversed(path.parents):
+            if folder.is_relative_to(self._work):
+                _add_mode(folder, stat.S_IXOTH)
+        if writable:
+            return
+        _add_mode(path, stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0))
+        if path.is_dir():
+            for folder, folders, files in os.walk(path):
+                for name in folders:
+                    _add_mode(Path(folder, name), stat.S_IROTH | stat.S_IXOTH)
+                for name in files:
+                    _add_mode(Path(folder, name), stat.S_IROTH)
+
     def _kill_everything_of(self, uid: int) -> None:
         """SIGKILL every process of `uid` (a child that left the step's session lives on as it):
         kill(-1) as that uid reaches exactly its processes, but the caller itself."""
         subprocess.run([self._bash, "-c", "kill -KILL -1 2>/dev/null; true"], user=uid, group=uid, extra_groups=[], check=False)
+
+
+def _add_mode(path: Path, bits: int) -> None:
+    mode = path.lstat().st_mode
+    if not stat.S_ISLNK(mode) and mode & bits != bits:
+        path.chmod(stat.S_IMODE(mode) | bits)
 
 
 def _open_to_others(path: Path, writable: bool) -> bool:

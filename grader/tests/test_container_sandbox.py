@@ -94,6 +94,36 @@ def build_folder(layout):
     (layout[2] / "build").mkdir()
 
 
+@pytest.fixture(autouse=True)
+def own_umask():
+    """The container sandbox sets the grader's umask to 077; the other tests need theirs back."""
+    kept = os.umask(0o022)
+    os.umask(kept)
+    yield
+    os.umask(kept)
+
+
+def test_what_the_grader_writes_while_a_step_runs_is_never_readable_by_it(layout):
+    root, work, job = layout
+    sandbox = ContainerSandbox.find(root, work)
+    # The reference's build goes on beside a student's build: written after the step's seal.
+    late = work / "x" / "reference-x-cpu" / "assignments" / "x" / "x_test_beta"
+    code = (
+        "import sys, time\n"
+        "for _ in range(100):\n"
+        "    try: print(open(sys.argv[1]).read()); break\n"
+        "    except FileNotFoundError: time.sleep(0.05)\n"
+        "    except OSError as error: print('refused', error.errno); break\n"
+    )
+    with sandbox.confine([PYTHON, "-c", code, str(late)], Step(readable=()), Path("/tmp")) as confined:
+        import subprocess
+        step = subprocess.Popen(confined.argv, cwd=confined.cwd, preexec_fn=confined.preexec, stdout=subprocess.PIPE, text=True)
+        (work / "x" / "reference-x-cpu" / "assignments").chmod(0o755)  # even where an older folder was open
+        late.write_text("the reference's test executable\n")
+        output, _ = step.communicate(timeout=30)
+    assert output.strip() == "refused 13", output
+
+
 def test_a_step_writes_its_output_and_not_the_grader_s_files(layout):
     root, work, job = layout
     sandbox = ContainerSandbox.find(root, work)
