@@ -14,7 +14,10 @@ from kernellab.sandbox import STEP_UIDS, SandboxFailure, SandboxUnavailable, Ste
 
 PYTHON = "/usr/bin/python3"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the container sandbox switches uids: it needs root")
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="the container sandbox switches uids: it needs root"),
+    pytest.mark.usefixtures("own_umask"),
+]
 
 
 @pytest.fixture
@@ -93,14 +96,6 @@ def test_student_code_reads_neither_the_reference_nor_the_records_nor_the_refere
 def build_folder(layout):
     (layout[2] / "build").mkdir()
 
-
-@pytest.fixture(autouse=True)
-def own_umask():
-    """The container sandbox sets the grader's umask to 077; the other tests need theirs back."""
-    kept = os.umask(0o022)
-    os.umask(kept)
-    yield
-    os.umask(kept)
 
 
 def test_what_the_grader_writes_while_a_step_runs_is_never_readable_by_it(layout):
