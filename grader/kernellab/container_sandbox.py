@@ -65,8 +65,9 @@ class ContainerSandbox:
         bash = shutil.which("bash")
         if bash is None:
             raise SandboxUnavailable("the container sandbox starts programs through bash, and there is none")
-        os.umask(0o077)  # everything the grader writes from now on is its own (see the module's doc)
         work.mkdir(parents=True, exist_ok=True)
+        _add_mode(work, stat.S_IXOTH)  # steps reach their job folders through it (it stays unlisted)
+        os.umask(0o077)  # everything the grader writes from now on is its own (see the module's doc)
         if not _reachable_by_others(work / "probe"):
             raise SandboxUnavailable(f"the work folder {work} lies in a folder other users cannot enter; choose one that they can (--work)")
         sandbox = cls(root.resolve(), work.resolve(), bash)

@@ -187,3 +187,11 @@ def test_without_root_the_container_sandbox_is_refused_with_the_reason(layout, m
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(SandboxUnavailable, match="needs root"):
         ContainerSandbox.find(root, work)
+
+
+def test_a_new_work_folder_is_made_reachable_and_a_grader_that_has_made_it_before_finds_it_so(layout):
+    root, work, _ = layout
+    fresh = work.parent / "fresh-work" / "grader"
+    ContainerSandbox.find(root, fresh)
+    ContainerSandbox.find(root, fresh)  # now under the grader's umask 077
+    assert fresh.stat().st_mode & 0o001, oct(fresh.stat().st_mode)
