@@ -17,14 +17,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kernellab import reports
-from kernellab.commands.batch import BATCH_FILE, GRADEBOOK_FILE
-from kernellab.commands.grade import student_name
 from kernellab.console import console
 from kernellab.errors import InputError, display_path
-from kernellab.grading import Grade, GradingRun, grade_submission
+from kernellab.grading.model import Grade
+from kernellab.grading.pipeline import grade_submission
+from kernellab.grading.run import GradingRun
+from kernellab.grading.start import student_name
 from kernellab.intake import ARCHIVE_SUFFIXES
-
-FINAL_STATUSES = ("graded", "rejected")
+from kernellab.options import BATCH_FILE, GRADEBOOK_FILE
+from kernellab.verdict import Status
 
 
 def find_submissions(folder: Path) -> dict[str, Path]:
@@ -42,6 +43,18 @@ def find_submissions(folder: Path) -> dict[str, Path]:
     if not found:
         raise InputError(f"{folder} holds no subfolder or archive ({', '.join(ARCHIVE_SUFFIXES)})")
     return found
+
+
+def resumed_seed(out: Path) -> int | None:
+    """The seed of the batch whose output folder `out` is, if one ran there: a resumed batch is
+    the same grading run, with the same hidden cases for every student."""
+    settings = out / BATCH_FILE
+    return json.loads(settings.read_text())["seed"] if settings.is_file() else None
+
+
+def all_final(grades: dict[str, Grade | None]) -> bool:
+    """Whether every student has a grade that stands."""
+    return all(grade is not None and grade.is_final for grade in grades.values())
 
 
 def grade_folder(grading: GradingRun, submissions: dict[str, Path], out: Path, jobs: int, regrade: bool) -> dict[str, Grade | None]:
@@ -79,7 +92,7 @@ def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[
         futures = {pool.submit(_grade_one, grading, name, submissions[name], out): name for name in pending}
         for future in as_completed(futures):
             grade = future.result()
-            failed += grade.status not in FINAL_STATUSES
+            failed += not grade.is_final
             progress.update(bar, advance=1, failed=failed)
             progress.console.print(f"{grade.student}: {grade.score:g}/{grade.max_score:g} ({grade.status})")
 
@@ -93,7 +106,7 @@ def _grade_one(grading: GradingRun, student: str, submission: Path, out: Path) -
             student=student,
             assignment=grading.assignment.id,
             backend=grading.backend,
-            status="not graded",
+            status=Status.NOT_GRADED,
             message=f"grader error: {type(error).__name__}: {error}",
             seed=grading.seed,
             seconds=time.monotonic() - started,
@@ -115,7 +128,7 @@ def _read_grade(out: Path, student: str) -> Grade | None:
 
 def _finished(out: Path, student: str) -> Grade | None:
     grade = _read_grade(out, student)
-    return grade if grade is not None and grade.status in FINAL_STATUSES else None
+    return grade if grade is not None and grade.is_final else None
 
 
 def write_gradebook(grading: GradingRun, grades: dict[str, Grade | None], path: Path) -> None:
@@ -127,10 +140,10 @@ def write_gradebook(grading: GradingRun, grades: dict[str, Grade | None], path: 
     for student in sorted(grades):
         grade = grades[student]
         if grade is None:
-            writer.writerow([student, "not graded", "", "", *([""] * len(task_ids)), "no grade was written"])
+            writer.writerow([student, Status.NOT_GRADED, "", "", *([""] * len(task_ids)), "no grade was written"])
             continue
         points = {task.id: f"{task.points:g}" for task in grade.tasks}
-        score = f"{grade.score:g}" if grade.status in FINAL_STATUSES else ""
+        score = f"{grade.score:g}" if grade.is_final else ""
         writer.writerow(
             [student, grade.status, score, f"{grade.max_score:g}", *(points.get(task, "") for task in task_ids), grade.message]
         )
@@ -143,11 +156,11 @@ def _print_summary(grades: dict[str, Grade | None]) -> None:
         table.add_column(column, justify="right" if column == "score" else "left")
     for student in sorted(grades):
         grade = grades[student]
-        status = grade.status if grade else "not graded"
-        score = f"{grade.score:g}/{grade.max_score:g}" if grade and grade.status in FINAL_STATUSES else "-"
+        status = grade.status if grade else Status.NOT_GRADED
+        score = f"{grade.score:g}/{grade.max_score:g}" if grade and grade.is_final else "-"
         table.add_row(student, status, score)
     console.print(table)
-    problems = {name: grade for name, grade in grades.items() if grade is None or grade.status not in FINAL_STATUSES}
+    problems = {name: grade for name, grade in grades.items() if grade is None or not grade.is_final}
     if problems:
         console.print(f"[bold red]not graded ({len(problems)})[/bold red]: run the same command again to retry them")
         for name, grade in sorted(problems.items()):

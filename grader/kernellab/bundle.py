@@ -37,7 +37,7 @@ SHARED_FILES = ("CMakeLists.txt", "grader/pyproject.toml")
 ASSIGNMENT_ENTRIES = ("assignment.toml", "CMakeLists.txt", "tests", "speed", "bench")
 # Never shipped from a shared directory: build and editor leftovers, the assignment templates of
 # `kernellab new` (a reference solution and known-wrong versions), and the CPU backend's
-# benchmark, which builds the pbb reference.
+# benchmark, which builds an assignment's reference.
 _NOT_SHIPPED = re.compile(r"(^|/)(__pycache__|build|templates|bench|\.[^/]*)(/|$)|\.pyc$")
 
 # Path components a handout must never contain, and why.
@@ -219,6 +219,19 @@ def render_html(title: str, markdown_text: str) -> str:
 
     body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"], output_format="html")
     return HTML_PAGE.format(title=escape(title), body=body)
+
+
+def release(assignment: Assignment, out_dir: Path) -> list[Path]:
+    """Write both archives and audit what they hold; on a finding, remove them and raise BundleError."""
+    archives = write_archives(bundle_files(assignment), bundle_name(assignment), out_dir)
+    problems = [
+        f"{archive.name}: {problem}" for archive in archives for problem in audit(archive_members(archive), assignment)
+    ]
+    if problems:
+        for archive in archives:
+            archive.unlink()
+        raise BundleError("the handout would hold what must stay with the instructor:\n  " + "\n  ".join(problems))
+    return archives
 
 
 def write_archives(files: dict[str, BundleFile], top: str, out_dir: Path) -> list[Path]:

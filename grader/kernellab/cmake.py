@@ -1,6 +1,5 @@
 """The build interface of the C++ side: configure, build and run one assignment's test executables."""
 
-import argparse
 import os
 import re
 import shutil
@@ -10,19 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.errors import InputError
-
-# The exit code of a test executable that found no GPU and so ran no test.
-NO_GPU_EXIT_CODE = 77
-# The verdicts on a task's test executable that every verb words the same way.
-PASSED = "passed"
-FAILED = "FAILED"
-NO_GPU = "not run: no GPU"
-BUILD_FAILED = "build failed"
-TIMED_OUT = "timed out"
-# A crash's verdict names its signal: "crashed (signal 11, SIGSEGV)".
-CRASHED = "crashed"
-# A wrong version can hang a kernel; a run longer than this counts as a failure.
-TEST_TIMEOUT_S = 600
 
 # Linker errors name their cause on the line before "ld returned 1": keep those lines too.
 _ERROR_LINE = re.compile(r"\berror\b|multiple definition of|undefined reference to", re.IGNORECASE)
@@ -34,19 +20,6 @@ class Completed:
     exit_code: int
     output: str
     timed_out: bool = False
-
-
-def add_cmake_arg_option(parser: argparse.ArgumentParser) -> None:
-    """The --cmake-arg option of the verbs that configure a build."""
-    parser.add_argument(
-        "--cmake-arg",
-        dest="cmake_args",
-        metavar="ARG",
-        action="append",
-        default=[],
-        help="pass ARG to the CMake configure step, e.g. --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=90 "
-        "(write it with '=' since ARG starts with '-'; repeatable)",
-    )
 
 
 def configure_command(
@@ -90,8 +63,17 @@ def build_command(build_dir: Path, target: str) -> list[str]:
     return ["cmake", "--build", str(build_dir), "--target", target, "-j", str(os.cpu_count() or 1)]
 
 
+def speed_target(assignment_id: str) -> str:
+    return f"{assignment_id}_speed"
+
+
+def program(build_dir: Path, assignment_id: str, target: str) -> Path:
+    """Where the build puts the assignment's program `target` (a test executable, the speed program)."""
+    return build_dir / "assignments" / assignment_id / target
+
+
 def test_executable(build_dir: Path, assignment_id: str, tests: str) -> Path:
-    return build_dir / "assignments" / assignment_id / test_target(assignment_id, tests)
+    return program(build_dir, assignment_id, test_target(assignment_id, tests))
 
 
 def test_command(executable: Path, report: Path, stop_at_first_failure: bool = False) -> list[str]:

@@ -3,8 +3,9 @@
 from rich.console import Console
 from rich.table import Table
 
-from kernellab.grading import PASSED, Grade
+from kernellab.grading.model import Grade
 from kernellab.reports import entries, summary
+from kernellab.verdict import Verdict
 
 console = Console(highlight=False)
 DETAIL_LINES = 12
@@ -23,7 +24,7 @@ def print_grade(grade: Grade) -> None:
         table.add_row(entry.name, f"{entry.points:g}/{entry.max_points:g}", verdict, f"{entry.seconds:.1f} s")
     console.print(table)
     for entry in entries(grade):
-        if entry.output and entry.verdict != PASSED and not entry.passed:
+        if entry.output and entry.verdict != Verdict.PASSED and not entry.passed:
             lines = entry.output.split("\n")
             shown = lines[:DETAIL_LINES] + ([f"... ({len(lines) - DETAIL_LINES} more lines in the reports)"] if len(lines) > DETAIL_LINES else [])
             console.print(f"\n[bold]{_escape(entry.name)}[/bold]: {_escape(entry.verdict)}")

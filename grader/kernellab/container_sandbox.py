@@ -194,11 +194,9 @@ def _libc() -> ctypes.CDLL:
 
 
 
-SANDBOX_KINDS = ("bubblewrap", "container")
-
 
 def choose_sandbox(kind: str, root: Path, work: Path) -> Sandbox | ContainerSandbox:
-    """The sandbox `kind` names (SANDBOX_KINDS), proven to work here; SandboxUnavailable says why not."""
+    """The sandbox `kind` names (options.SANDBOX_KINDS), proven to work here; SandboxUnavailable says why not."""
     if kind == "container":
         return ContainerSandbox.find(root, work)
     try:

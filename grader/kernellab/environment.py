@@ -6,9 +6,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from kernellab.backend import Backend
 from kernellab.errors import InputError
 
-BACKENDS = ("auto", "cuda", "cpu")
+# What --backend accepts: a backend's name, or "auto" (the GPU when there is one).
+BACKEND_CHOICES = ("auto", *Backend)
 # The CPU backend's sources, relative to the repository root; it exists once they do.
 CPU_BACKEND_DIR = Path("grader") / "cpu"
 
@@ -35,24 +37,24 @@ def cuda_version() -> str:
     return match[1] if match else ""
 
 
-def choose_backend(requested: str, root: Path) -> str:
+def choose_backend(requested: str, root: Path) -> Backend:
     """'auto' is the GPU when there is one, else the CPU backend; an impossible choice is an error."""
-    if requested not in BACKENDS:
-        raise InputError(f"--backend {requested}: expected one of {', '.join(BACKENDS)}")
+    if requested not in BACKEND_CHOICES:
+        raise InputError(f"--backend {requested}: expected one of {', '.join(BACKEND_CHOICES)}")
     has_cpu_backend = (root / CPU_BACKEND_DIR / "CMakeLists.txt").is_file()
-    if requested == "cpu" and not has_cpu_backend:
+    if requested == Backend.CPU and not has_cpu_backend:
         raise InputError(f"--backend cpu: this kernellab has no CPU backend ({CPU_BACKEND_DIR} is missing)")
     if requested != "auto":
-        return requested
+        return Backend(requested)
     if gpus() or not has_cpu_backend:
-        return "cuda"
-    return "cpu"
+        return Backend.CUDA
+    return Backend.CPU
 
 
-def describe(backend: str) -> dict[str, str]:
+def describe(backend: Backend) -> dict[str, str]:
     """The facts a grade records about where it was made."""
     facts = {"backend": backend, "host": platform.node(), "cuda": cuda_version()}
-    if backend == "cpu":
+    if not backend.on_gpu:
         facts["gpu"] = "none: kernels ran on the CPU backend (correctness only, no speed scores)"
         return facts
     found = gpus()

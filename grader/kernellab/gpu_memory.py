@@ -3,7 +3,7 @@
 No cgroup or rlimit bounds device memory: a run that takes all of it starves every other run on
 the GPU (and passes its own tests with what it left). The sandbox therefore watches the device
 memory of each GPU step's processes (its cgroup's) and ends the step once they hold more than the
-step's limit. nvidia-smi answers in some 30 ms on the H100 machine; one answer, at most POLL_S
+step's limit. nvidia-smi answers in some 30 ms (measured on an H100 machine); one answer, at most POLL_S
 old, serves every step's watcher.
 """
 

@@ -12,7 +12,11 @@ MANIFEST_NAME = "assignment.toml"
 TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
 # `tests` becomes part of a CMake target and a file name.
 TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
+FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
+# Seconds one run of a test executable may take on a GPU, unless a manifest says (grading.timeout);
+# also `kernellab test`'s default.
+DEFAULT_TIMEOUT_S = 300
 # When Gradescope shows a test to the student (its autograder specification's values).
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -41,6 +45,9 @@ class Task:
     tests: str | None = None
     answers: str | None = None
     warp_synchronous: str | None = None
+    # The functions of the student's code that this task owns (kernellab/isolate.py): the task's
+    # tests are built with every function another task owns taken from the reference.
+    functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,9 +60,9 @@ class Grading:
     # The share of a task's points that its public cases give; the hidden cases give the rest.
     public_share: float = 0.5
     # Seconds one run of a test executable may take on a GPU.
-    timeout_s: int = 300
+    timeout_s: int = DEFAULT_TIMEOUT_S
     # The same on the CPU backend, where every CUDA thread is a fiber and every launch runs under
-    # several thread orders; None: CPU_BACKEND_SLOWDOWN times timeout_s.
+    # several thread orders; None: the CPU backend's time factor (backend.py) times timeout_s.
     cpu_timeout_s: int | None = None
     # Words that must not appear in a student's files or in the symbols of their build (libraries a
     # task forbids), matched as whole words, case-insensitively.
@@ -63,6 +70,12 @@ class Grading:
     # The share of a task's points that GPU sanitizer errors (compute-sanitizer's memcheck,
     # racecheck, synccheck) cost; 0 reports them as feedback only.
     sanitizer_penalty: float = 0.0
+    # The sizes (KERNELLAB_SIZES) and block sizes (KERNELLAB_BLOCK_SIZES, where a test takes them
+    # from the harness) of the test runs under a sanitizer, which slows a program down 10-100x:
+    # by default just over a block of 1024, so that the last block holds a single element and
+    # tails, partial warps and barriers are all exercised, in blocks of one warp and of 1024.
+    sanitizer_sizes: tuple[int, ...] = (1025,)
+    sanitizer_block_sizes: tuple[int, ...] = (32, 1024)
     # When Gradescope shows the hidden cases' results to the student (VISIBILITIES).
     hidden_visibility: str = "visible"
 
@@ -90,7 +103,12 @@ class Files:
     required: tuple[str, ...]
     optional: tuple[str, ...]
     entry: str
+    # Another name a student may give a file (a course's earlier file names) -> its manifest name.
     aliases: dict[str, str]
+
+    def names_of(self, name: str) -> list[str]:
+        """A file's manifest name, then each of its aliases."""
+        return [name, *(alias for alias, canonical in self.aliases.items() if canonical == name)]
 
 
 @dataclass(frozen=True)
@@ -255,6 +273,12 @@ def _tasks(tables: list) -> tuple[Task, ...]:
         if task.id in seen:
             raise _error(f"tasks[{index}].id", f"duplicate task id {task.id!r}")
         seen.add(task.id)
+    owner: dict[str, str] = {}
+    for index, task in enumerate(tasks):
+        for function in task.functions:
+            if function in owner:
+                raise _error(f"tasks[{index}].functions", f"{function!r} is owned by task {owner[function]!r} already")
+            owner[function] = task.id
     return tasks
 
 
@@ -265,7 +289,7 @@ def _task(table: Any, where: str) -> Task:
         table,
         where,
         {"id": str, "title": str, "points": int, "skeleton_fails": bool},
-        {"tests": str, "answers": str, "warp_synchronous": str},
+        {"tests": str, "answers": str, "warp_synchronous": str, "functions": list},
     )
     if ("tests" in table) == ("answers" in table):
         raise _error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
@@ -278,7 +302,13 @@ def _task(table: Any, where: str) -> Task:
     policy = table.get("warp_synchronous")
     if policy is not None and policy not in WARP_SYNCHRONOUS_POLICIES:
         raise _error(f"{where}.warp_synchronous", f"expected one of {WARP_SYNCHRONOUS_POLICIES}, got {policy!r}")
-    return Task(**table)
+    functions = _string_list(table.get("functions", []), f"{where}.functions")
+    if functions and "tests" not in table:
+        raise _error(f"{where}.functions", "only a task checked by `tests` owns functions")
+    for function in functions:
+        if not FUNCTION_NAME.fullmatch(function):
+            raise _error(f"{where}.functions", f"{function!r} is not a C++ function name")
+    return Task(**{**table, "functions": functions})
 
 
 def _grading(table: dict) -> Grading:
@@ -288,7 +318,7 @@ def _grading(table: dict) -> Grading:
         "grading",
         {},
         {"hidden_size_ranges": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
-         "sanitizer_penalty": float, "hidden_visibility": str},
+         "sanitizer_penalty": float, "sanitizer_sizes": list, "sanitizer_block_sizes": list, "hidden_visibility": str},
     )
     ranges = []
     for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
@@ -310,10 +340,18 @@ def _grading(table: dict) -> Grading:
     penalty = table.get("sanitizer_penalty", defaults.sanitizer_penalty)
     if not 0 <= penalty <= 1:
         raise _error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
+    sizes = {key: _positive_ints(table.get(key, getattr(defaults, key)), f"grading.{key}")
+             for key in ("sanitizer_sizes", "sanitizer_block_sizes")}
     visibility = table.get("hidden_visibility", defaults.hidden_visibility)
     if visibility not in VISIBILITIES:
         raise _error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
-    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, visibility)
+    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, **sizes, hidden_visibility=visibility)
+
+
+def _positive_ints(values: list | tuple, field: str) -> tuple[int, ...]:
+    if not values or any(type(value) is not int or not 0 < value < 2**32 for value in values):
+        raise _error(field, f"expected a non-empty array of integers from 1 to 2^32 - 1, got {list(values)!r}")
+    return tuple(values)
 
 
 def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:

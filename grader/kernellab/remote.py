@@ -16,13 +16,18 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kernellab.errors import InputError
-from kernellab.grading import Grade
-from kernellab.intake import take
+from kernellab.errors import InputError, display_path
+from kernellab.grading.model import Grade
+from kernellab.intake import SubmissionRejected, take
 from kernellab.manifest import Assignment
+from kernellab.verdict import Status
+
+if TYPE_CHECKING:
+    from kernellab.grading.run import GradingRun
 
 TOKEN_VARIABLE = "KERNELLAB_TOKEN"
 # How long a grade may take on the host, its queue included (a pbb grade on an H100 takes 40-50 s).
@@ -89,9 +94,31 @@ def grade_remotely(
         grade = Grade.from_json(answer.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
         raise RemoteUnavailable(f"{url} did not answer with a grade: {error}") from None
-    if grade.status == "not graded":  # the host's own problem: the CPU backend here may still grade it
+    if grade.status == Status.NOT_GRADED:  # the host's own problem: the CPU backend here may still grade it
         raise RemoteUnavailable(f"{url} could not grade it: {grade.message.splitlines()[0] if grade.message else 'no reason given'}")
     return grade
+
+
+@dataclass(frozen=True)
+class RemoteHost:
+    """A GPU host's grading service (`--remote URL`) and its token."""
+
+    url: str
+    token: str
+
+    def grade(self, grading: "GradingRun", submission: Path, student: str) -> tuple[Grade | None, str]:
+        """The host's grade, or None and why there is none ('' when intake refuses the submission
+        here: grading it here gives the same refusal at once)."""
+        print(f"{grading.assignment.id}: grading {display_path(submission)} on {self.url}", flush=True)
+        remaining = grading.deadline.remaining()
+        try:
+            return grade_remotely(self.url, self.token, submission, grading.assignment, student, timeout_within(remaining),
+                                  remaining if grading.deadline.seconds else None), ""
+        except RemoteUnavailable as why:
+            print(f"warning: {why}; grading here instead", flush=True)
+            return None, str(why)
+        except SubmissionRejected:
+            return None, ""
 
 
 def timeout_within(remaining_s: float) -> float:

@@ -14,8 +14,10 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab.grading import PASSED, Grade
+from kernellab.backend import Backend
+from kernellab.grading.model import Grade
 from kernellab.speed import SpeedResult
+from kernellab.verdict import Status, Verdict
 
 GRADESCOPE_FILE = "results.json"
 PRAIRIELEARN_FILE = "prairielearn.json"
@@ -46,13 +48,13 @@ def entries(grade: Grade) -> list[Entry]:
             passed = task.points == task.max_points
             rows.append(
                 Entry(f"{task.id}: {task.title}", task.id, task.points, task.max_points, passed,
-                      PASSED if passed else "FAILED", task.feedback, 0.0)
+                      Verdict.PASSED if passed else Verdict.FAILED, task.feedback, 0.0)
             )
         for group in task.groups:
             output = "\n".join(text for text in (task.feedback, group.detail) if text)
             rows.append(
                 Entry(f"{task.id}: {group.group} tests", task.id, group.points, group.max_points,
-                      group.verdict == PASSED and group.points == group.max_points, group.verdict, output, group.seconds,
+                      group.verdict == Verdict.PASSED and group.points == group.max_points, group.verdict, output, group.seconds,
                       group.group)
             )
         if task.sanitizer:
@@ -97,7 +99,7 @@ def summary(grade: Grade) -> str:
 def _where(grade: Grade) -> str:
     facts = grade.environment
     gpu = facts.get("gpu", "")
-    if grade.backend == "cpu":
+    if not Backend(grade.backend).on_gpu:
         return f"Kernels ran on kernellab's CPU backend ({gpu}); hidden-case seed {grade.seed}.{_sandbox(grade)}"
     details = ", ".join(f"{key} {facts[key]}" for key in ("driver", "sm_clock", "memory_clock") if facts.get(key))
     return f"Graded on {gpu or 'an unknown GPU'} ({details}; CUDA {facts.get('cuda', '?')}); hidden-case seed {grade.seed}.{_sandbox(grade)}"
@@ -170,9 +172,9 @@ def prairielearn(grade: Grade) -> dict:
     """PrairieLearn's external-grader results: score from 0 to 1. Not gradable when grading could
     not run, or when intake refused the submission: PrairieLearn then shows the reason
     (`format_errors`) and costs the student no attempt, instead of a zero."""
-    refused = {"format_errors": [grade.message]} if grade.status == "rejected" else {}
+    refused = {"format_errors": [grade.message]} if grade.status == Status.REJECTED else {}
     return {
-        "gradable": grade.status == "graded",
+        "gradable": grade.status == Status.GRADED,
         **refused,
         "score": grade.score / grade.max_score if grade.max_score else 0.0,
         "message": summary(grade),
@@ -201,12 +203,12 @@ def junit(grade: Grade) -> str:
         name=f"{grade.assignment}.{grade.student}",
         tests=str(len(rows)),
         failures=str(sum(not row.passed for row in rows)),
-        errors="1" if grade.status == "not graded" else "0",
+        errors="1" if grade.status == Status.NOT_GRADED else "0",
         time=f"{grade.seconds:.3f}",
     )
-    if grade.status == "not graded":
+    if grade.status == Status.NOT_GRADED:
         error = ElementTree.SubElement(ElementTree.SubElement(suite, "testcase", classname=grade.assignment, name="grading"), "error")
-        error.set("message", "not graded")
+        error.set("message", Status.NOT_GRADED)
         error.text = grade.message
     for row in rows:
         case = ElementTree.SubElement(
@@ -313,7 +315,7 @@ def write_all(grade: Grade, folder: Path, hidden_visibility: str = "visible") ->
     }
     # Gradescope reads a results.json as a score: a submission that could not be graded gets
     # none, so the autograder run shows as failed instead of as a zero.
-    if grade.status != "not graded":
+    if grade.status != Status.NOT_GRADED:
         outputs[GRADESCOPE_FILE] = json.dumps(gradescope(grade, hidden_visibility), indent=2) + "\n"
     else:
         (folder / GRADESCOPE_FILE).unlink(missing_ok=True)
@@ -328,7 +330,7 @@ def write_platform_results(grade: Grade, folder: Path, hidden_visibility: str = 
     presence tells a batch that the student is finished."""
     folder.mkdir(parents=True, exist_ok=True)
     write_atomically(folder / PRAIRIELEARN_FILE, json.dumps(prairielearn(grade), indent=2) + "\n")
-    if grade.status != "not graded":
+    if grade.status != Status.NOT_GRADED:
         write_atomically(folder / GRADESCOPE_FILE, json.dumps(gradescope(grade, hidden_visibility), indent=2) + "\n")
 
 

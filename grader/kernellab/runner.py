@@ -8,6 +8,7 @@ tail of its output are kept.
 
 import functools
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from kernellab.cpus import available_cpus
 from kernellab.sandbox import Confined, Sandbox, SandboxFailure, Step, limit_process
+from kernellab.verdict import RunEnd, signal_name
 
 # Output kept from each end of a run's output; the middle is dropped and counted.
 OUTPUT_KEPT_BYTES = 32 << 10
@@ -30,6 +32,8 @@ PASSED_ENVIRONMENT = (
     "PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TMPDIR",
     "KERNELLAB_CPU_ORDERS", "KERNELLAB_CPU_WORKERS",
 )
+# How CUDA reports that the GPU had no memory left for a run (its context or an allocation).
+_OUT_OF_GPU_MEMORY = re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|out of memory")
 
 
 def cpu_workers(step: Step) -> int:
@@ -54,10 +58,31 @@ class RunOutcome:
         """'SIGSEGV' for a run a signal ended, '' otherwise."""
         if self.exit_code is None or self.exit_code >= 0:
             return ""
-        try:
-            return signal.Signals(-self.exit_code).name
-        except ValueError:
-            return f"signal {-self.exit_code}"
+        return signal_name(-self.exit_code)
+
+    def end(self, failed: bool, has_results: bool, cpu_backend: bool) -> RunEnd:
+        """How the run ended, with what its results showed, for verdict.decide."""
+        return RunEnd(self.exit_code, self.timed_out, failed, has_results, self.limit_hit, cpu_backend)
+
+    def may_owe_to_neighbours(self) -> bool:
+        """Whether the run may have failed through the runs beside it: out of time or out of GPU
+        memory, but not at its own sandbox limit (a crash or a wrong result is the run's own)."""
+        return not self.limit_hit and bool(self.timed_out or _OUT_OF_GPU_MEMORY.search(self.output))
+
+    def summary(self) -> str:
+        """'timed out', or 'exit status 1', 'exit status -11 (SIGSEGV)'."""
+        if self.timed_out:
+            return "timed out"
+        return f"exit status {self.exit_code}" + (f" ({self.signal_name})" if self.signal_name else "")
+
+
+def limit_words(limit: str, step: Step) -> str:
+    """'memory limit (8 GiB)', 'GPU memory limit (16 GiB)' or 'process limit (256 processes and threads)'."""
+    if limit == "memory":
+        return f"memory limit ({step.memory_bytes / (1 << 30):g} GiB)"
+    if limit == "GPU memory":
+        return f"GPU memory limit ({step.gpu_memory_bytes / (1 << 30):g} GiB)"
+    return f"process limit ({step.processes} processes and threads)"
 
 
 class _BoundedOutput:
@@ -82,7 +107,7 @@ class _BoundedOutput:
         return bytes(self.head + middle + self.tail).decode("utf-8", errors="replace")
 
 
-def run(
+def run_program(
     command: Sequence[str],
     cwd: Path,
     timeout_s: float,

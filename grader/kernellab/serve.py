@@ -26,7 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from kernellab.grading import Grade, GradingRun, grade_submission
+from kernellab.grading.model import Grade
+from kernellab.grading.pipeline import grade_submission
+from kernellab.grading.run import GradingRun
 from kernellab.manifest import Assignment
 
 # A submission's accepted files together (intake allows 4 MiB a file): far more is no submission.

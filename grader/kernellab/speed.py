@@ -116,7 +116,7 @@ def _run(
     program: Path, cases: Sequence[str], sizes: Sequence[int], seed: int, out: Path, timing: _Timing, sandbox: Sandbox | None
 ) -> None:
     fresh_output(out)
-    outcome = runner.run(
+    outcome = runner.run_program(
         [str(program), "--cases", ",".join(cases), "--sizes", ",".join(map(str, sizes)),
          "--repetitions", str(REPETITIONS), "--seed", str(seed), "--out", str(out)],
         cwd=out.parent,

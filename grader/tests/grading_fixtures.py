@@ -4,7 +4,7 @@ reference under the 2024-2025 file names in a zip. Used by the end-to-end test a
 import shutil
 from pathlib import Path
 
-from kernellab.commands.wrong import find_wrong_versions
+from kernellab.known_wrong import find_wrong_versions
 from kernellab.manifest import Assignment
 from kernellab.patches import apply_patch, parse_patch
 

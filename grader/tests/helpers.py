@@ -43,11 +43,15 @@ def write_files(directory: Path, files: dict[str, str | bytes]) -> None:
 
 
 def copy_build_system(root: Path) -> Path:
-    """`root` holding the real build system, harness and CPU backend, ready for an assignment."""
-    for name in ("CMakeLists.txt", "grader/harness", "grader/cpu"):
+    """`root` holding the real build system, harness, CPU backend and the manifest reader that
+    CMake runs (grader/kernellab), ready for an assignment."""
+    for name in ("CMakeLists.txt", "grader/harness", "grader/cpu", "grader/kernellab"):
         source, target = REAL_ROOT / name, root / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source, target) if source.is_dir() else shutil.copy(source, target)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, target)
     return root
 
 

@@ -34,11 +34,13 @@ import pytest
 from helpers import copy_build_system
 from kernellab import environment
 from kernellab.batch import find_submissions, grade_folder
-from kernellab.commands.strip import replace_tree
-from kernellab.grading import Grade, GradingRun, TaskGrade, grade_submission
+from kernellab.grading.model import Grade, TaskGrade
+from kernellab.grading.pipeline import grade_submission
+from kernellab.grading.run import GradingRun
 from kernellab.manifest import load_assignment
 from kernellab.markers import strip_tree
 from kernellab.sandbox import Sandbox, SandboxUnavailable, machine_sandbox
+from kernellab.skeleton import replace_tree
 
 SUITE = Path(__file__).parent / "adversarial"
 ATTACKS = SUITE / "attacks"

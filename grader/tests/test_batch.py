@@ -16,6 +16,7 @@ import pytest
 from helpers import REAL_ROOT, write_files
 from kernellab.batch import find_submissions
 from kernellab.errors import InputError
+from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 
 # Runs `kernellab` with grade_submission replaced by a stand-in that takes a little time and
 # gives each student a score that depends only on the name.
@@ -23,7 +24,7 @@ STAND_IN = """
 import sys, time
 sys.path.insert(0, {grader!r})
 from kernellab import batch
-from kernellab.grading import Grade, TaskGrade
+from kernellab.grading.model import Grade, TaskGrade
 
 def grade_submission(run, submission, student, job):
     time.sleep(0.03)
@@ -39,8 +40,8 @@ sys.exit(main(sys.argv[1:]))
 
 def batch_command(submissions: Path, out: Path) -> list[str]:
     script = STAND_IN.format(grader=str(REAL_ROOT / "grader"))
-    return [sys.executable, "-c", script, "--root", str(REAL_ROOT), "batch", str(submissions),
-            "--assignment", "pbb", "--out", str(out), "--jobs", "2", "--backend", "cuda"]
+    return [sys.executable, "-c", script, "--root", str(TEMPLATE_ROOT), "batch", str(submissions),
+            "--assignment", TEMPLATE_ID, "--out", str(out), "--jobs", "2", "--backend", "cuda"]
 
 
 def test_submissions_are_folders_and_archives_named_by_student(tmp_path):

@@ -5,14 +5,17 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, has_gpu, has_nvcc
+from kernellab import release_check as check
 from kernellab.cli import main
-from kernellab.cmake import NO_GPU
-from kernellab.commands import check
-from kernellab.commands.check import CHECKS, Context, Verdict, run_check
-from kernellab.commands.new import scaffold
-from kernellab.commands.test import FAILED, PASSED
-from kernellab.commands.wrong import NOT_REJECTED, REJECTED, Row
+from kernellab.known_wrong import Row
 from kernellab.manifest import load_assignment
+from kernellab.release_check import CHECKS, CheckResult, Context, run_check
+from kernellab.scaffold import scaffold
+from kernellab.verdict import Verdict
+
+PASSED, FAILED, NO_GPU, NOT_REJECTED, REJECTED = (
+    Verdict.PASSED, Verdict.FAILED, Verdict.NO_GPU, Verdict.NOT_REJECTED, Verdict.REJECTED
+)
 
 
 def make_root(directory: Path) -> Path:
@@ -36,7 +39,7 @@ def context_of(root: Path, tmp_path: Path, total_points: int = 100) -> Context:
     return Context(assignment, tmp_path / "work", [], total_points, runs_kernels=False, backend="no GPU")
 
 
-def verdict_of(name: str, context: Context) -> Verdict:
+def verdict_of(name: str, context: Context) -> CheckResult:
     return run_check(next(entry for entry in CHECKS if entry.name == name), context)
 
 
@@ -44,16 +47,16 @@ def test_the_checks_that_need_no_build_pass_on_a_fresh_scaffold(starter_root: Pa
     context = context_of(starter_root, tmp_path)
     assert verdict_of("manifest", context).verdict == PASSED
     assert verdict_of("skeleton up to date", context).verdict == PASSED
-    assert verdict_of("points", context) == Verdict(PASSED, "100 = 100")
+    assert verdict_of("points", context) == CheckResult(PASSED, "100 = 100")
     contents = verdict_of("handout contents", context)
     assert contents.verdict == PASSED
     assert {"skeleton/demo/ (1 files)", "kernellab", "README.md"} <= set(contents.detail.splitlines())
-    assert verdict_of("known-wrong rejected", context) == Verdict(NO_GPU, "3 known-wrong versions apply; none was run")
+    assert verdict_of("known-wrong rejected", context) == CheckResult(NO_GPU, "3 known-wrong versions apply; none was run")
 
 
 def test_points_that_do_not_add_up_fail_naming_the_declared_total(starter_root: Path, tmp_path: Path):
     verdict = verdict_of("points", context_of(starter_root, tmp_path, total_points=60))
-    assert verdict == Verdict(FAILED, "100 = 100, not 60 (declare another total with --points)")
+    assert verdict == CheckResult(FAILED, "100 = 100, not 60 (declare another total with --points)")
 
 
 def test_a_hand_edited_skeleton_fails_naming_the_file(starter_root: Path, tmp_path: Path):
@@ -101,7 +104,7 @@ def test_a_patch_that_no_longer_applies_fails_the_known_wrong_check(starter_root
 def test_a_task_without_known_wrong_versions_fails_the_check(starter_root: Path, tmp_path: Path):
     shutil.rmtree(starter_root / "assignments" / "demo" / "wrong")
     verdict = verdict_of("known-wrong rejected", context_of(starter_root, tmp_path))
-    assert verdict == Verdict(FAILED, "no known-wrong version for task(s) saxpy")
+    assert verdict == CheckResult(FAILED, "no known-wrong version for task(s) saxpy")
 
 
 def test_a_handout_that_would_leak_the_reference_fails_the_contents_check(starter_root: Path, tmp_path: Path):
@@ -119,7 +122,7 @@ def fake_wrong_versions(monkeypatch, verdicts: list[str], expected_jobs: int = 1
             for (task, patch_file), verdict in zip(versions, verdicts)
         ]
 
-    monkeypatch.setattr(check.wrong, "check_versions", check_versions)
+    monkeypatch.setattr(check.known_wrong, "check_versions", check_versions)
 
 
 def test_with_kernels_every_known_wrong_version_rejected_is_a_strength_of_100_percent(
@@ -152,9 +155,9 @@ def test_with_kernels_one_known_wrong_version_not_rejected_fails_the_check(
 
 
 def test_exit_codes_distinguish_failed_from_not_run():
-    assert check.exit_code([Verdict(PASSED), Verdict(PASSED)]) == 0
-    assert check.exit_code([Verdict(PASSED), Verdict(NO_GPU)]) == 3
-    assert check.exit_code([Verdict(NO_GPU), Verdict(FAILED)]) == 1
+    assert check.exit_code([CheckResult(PASSED), CheckResult(PASSED)]) == 0
+    assert check.exit_code([CheckResult(PASSED), CheckResult(NO_GPU)]) == 3
+    assert check.exit_code([CheckResult(NO_GPU), CheckResult(FAILED)]) == 1
 
 
 def test_without_a_gpu_the_cpu_backend_runs_the_kernels_when_there_is_one(tmp_path: Path, monkeypatch):
@@ -171,7 +174,7 @@ def test_without_a_gpu_the_cpu_backend_runs_the_kernels_when_there_is_one(tmp_pa
 
 
 def test_the_report_is_one_table_with_long_details_below():
-    rows = [("points", Verdict(PASSED, "100 = 100")), ("manifest", Verdict(FAILED, "missing: a\nb"))]
+    rows = [("points", CheckResult(PASSED, "100 = 100")), ("manifest", CheckResult(FAILED, "missing: a\nb"))]
     assert check.format_report(rows).splitlines() == [
         "check     verdict  detail",
         "points    passed   100 = 100",

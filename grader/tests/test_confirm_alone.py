@@ -14,27 +14,32 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers import REAL_ROOT, record_bytes
-from kernellab.cmake import FAILED, PASSED
-from kernellab.grading import GpuLock, GradingRun, confirm_alone, executable, judge_group, run_group
+from helpers import record_bytes
+from kernellab.grading.groups import confirm_alone, judge_group, run_group
+from kernellab.grading.resources import GpuLock
+from kernellab.grading.run import GradingRun
+from kernellab.grading.targets import executable
 from kernellab.manifest import load_assignment
+from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
+from kernellab.verdict import Verdict
 
 VALUES = np.arange(1, 6, dtype=np.int32)
 
 
 def grading_run(tmp_path: Path) -> GradingRun:
-    """A run of pbb whose reference records are written by the test, not by a reference build."""
-    run = GradingRun(load_assignment(REAL_ROOT, "pbb"), "cpu", tmp_path / "work", sandbox=None, seed=1)
-    run.prepare_reference = lambda: None
+    """A run of the starter assignment whose reference records are written by the test, not by a
+    reference build."""
+    run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), "cpu", tmp_path / "work", sandbox=None, seed=1)
+    run.reference.recorded = True
     run.gpu_lock = GpuLock(tmp_path / "gpu.lock")
     records = tmp_path / "work" / "reference-records"
     records.mkdir(parents=True)
-    (records / "copy.public.rec").write_bytes(record_bytes(VALUES, "expected"))
+    (records / "saxpy.public.rec").write_bytes(record_bytes(VALUES, "expected"))
     return run
 
 
 def stand_in_program(tmp_path: Path, run: GradingRun, first_run: str, later_runs: str) -> Path:
-    """pbb's copy test executable as a script: `first_run` the first time, `later_runs` after;
+    """the starter's saxpy test executable as a script: `first_run` the first time, `later_runs` after;
     each is 'out of GPU memory' or 'crashes' (no records), 'right' or 'wrong' (records)."""
     results = {"right": VALUES, "wrong": VALUES + 1}
     behaviours = {}
@@ -43,7 +48,7 @@ def stand_in_program(tmp_path: Path, run: GradingRun, first_run: str, later_runs
         behaviours[name] = f'cp {tmp_path}/{name}.rec "$KERNELLAB_RECORD"; exit {int(name == "wrong")}'
     behaviours["out of GPU memory"] = "echo 'cudaMalloc(&data_, bytes()) failed: cudaErrorMemoryAllocation (out of memory)'; exit 1"
     behaviours["crashes"] = "kill -SEGV $$"
-    program = executable(tmp_path / "job" / "build", run.assignment.id, "copy")
+    program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
     program.parent.mkdir(parents=True)
     program.write_text(
         "#!/bin/sh\n"
@@ -59,24 +64,24 @@ def graded(tmp_path: Path, first_run: str, later_runs: str):
     run = grading_run(tmp_path)
     runs = stand_in_program(tmp_path, run, first_run, later_runs)
     job = tmp_path / "job"
-    first = judge_group(run, run_group(run, job, "copy", "public"))
-    confirmed = confirm_alone(run, job, {("copy", "public"): first})
+    first = judge_group(run, run_group(run, job, "saxpy", "public"))
+    confirmed = confirm_alone(run, job, {("saxpy", "public"): first})
     return first, confirmed, len(runs.read_text().splitlines())
 
 
 def test_a_run_out_of_gpu_memory_is_run_again_alone_and_that_run_decides(tmp_path):
     first, confirmed, runs = graded(tmp_path, "out of GPU memory", "right")
-    assert first.verdict == FAILED and not first.conclusive
+    assert first.verdict == Verdict.FAILED and not first.conclusive
     assert runs == 2
-    again = confirmed[("copy", "public")]
-    assert again.verdict == PASSED
+    again = confirmed[("saxpy", "public")]
+    assert again.verdict == Verdict.PASSED
     assert "run again with the GPU to itself: the first run, beside other runs, ran out of GPU memory" in again.detail
 
 
 def test_a_run_out_of_gpu_memory_alone_too_fails(tmp_path):
     _, confirmed, runs = graded(tmp_path, "out of GPU memory", "out of GPU memory")
     assert runs == 2
-    assert confirmed[("copy", "public")].verdict == FAILED
+    assert confirmed[("saxpy", "public")].verdict == Verdict.FAILED
 
 
 def test_a_crash_is_the_runs_own_and_final_without_a_second_run(tmp_path):
@@ -87,14 +92,14 @@ def test_a_crash_is_the_runs_own_and_final_without_a_second_run(tmp_path):
 
 def test_a_wrong_result_is_final_without_a_second_run(tmp_path):
     first, confirmed, runs = graded(tmp_path, "wrong", "right")
-    assert first.verdict == FAILED and first.conclusive
+    assert first.verdict == Verdict.FAILED and first.conclusive
     assert "first mismatch at index 0" in first.detail
     assert (confirmed, runs) == ({}, 1)
 
 
 def test_a_passed_group_is_not_run_again(tmp_path):
     first, confirmed, runs = graded(tmp_path, "right", "wrong")
-    assert first.verdict == PASSED
+    assert first.verdict == Verdict.PASSED
     assert (confirmed, runs) == ({}, 1)
 
 
@@ -102,11 +107,11 @@ def test_runs_beyond_the_slots_wait_to_start_and_their_time_limit_with_them(tmp_
     monkeypatch.setattr(GradingRun, "timeout_s", property(lambda run: 1.5))
     run = grading_run(tmp_path)
     run.run_slots = threading.BoundedSemaphore(1)
-    program = executable(tmp_path / "job" / "build", run.assignment.id, "copy")
+    program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
     program.parent.mkdir(parents=True)
     program.write_text(f"#!/bin/sh\necho start >> {tmp_path}/runs\nsleep 1\necho end >> {tmp_path}/runs\n")
     program.chmod(program.stat().st_mode | stat.S_IXUSR)
     with ThreadPoolExecutor(3) as pool:
-        ran = list(pool.map(lambda group: run_group(run, tmp_path / "job", "copy", group), ["public", "hidden", "public"]))
+        ran = list(pool.map(lambda group: run_group(run, tmp_path / "job", "saxpy", group), ["public", "hidden", "public"]))
     assert (tmp_path / "runs").read_text().split() == ["start", "end"] * 3
     assert not any(one.outcome.timed_out for one in ran)

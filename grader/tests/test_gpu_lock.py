@@ -4,7 +4,7 @@ alone has it alone, and an exclusive holder that waits is not starved by later s
 import threading
 import time
 
-from kernellab.grading import GpuLock
+from kernellab.grading.resources import GpuLock
 
 
 def test_a_waiting_exclusive_holder_goes_before_shared_holders_that_came_after_it(tmp_path):

@@ -15,11 +15,11 @@ import pytest
 from grading_fixtures import make_submissions
 from helpers import REAL_ROOT, copy_build_system, has_gpu, has_nvcc
 from kernellab.cli import main
-from kernellab.commands.new import scaffold
-from kernellab.commands.wrong import find_wrong_versions
+from kernellab.known_wrong import find_wrong_versions
 from kernellab.manifest import load_assignment
 from kernellab.patches import apply_patch, parse_patch
 from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from kernellab.scaffold import scaffold
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not has_nvcc(), reason="needs nvcc")]
 

@@ -5,12 +5,12 @@ import pytest
 
 from helpers import REAL_ROOT
 from kernellab.cli import main
-from kernellab.commands.new import TEMPLATE_ID, TEMPLATE_ROOT, scaffold
-from kernellab.commands.wrong import find_wrong_versions, prepare_solution
 from kernellab.errors import InputError
+from kernellab.known_wrong import find_wrong_versions, prepare_solution
 from kernellab.manifest import load_assignment
 from kernellab.markers import strip_tree
 from kernellab.patches import apply_patch, parse_patch
+from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT, scaffold
 
 
 def make_empty_root(directory: Path) -> Path:

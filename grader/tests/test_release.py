@@ -8,13 +8,11 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, has_gpu, has_nvcc
-from kernellab.bundle import BundleError, archive_members, audit, bundle_files, self_check, tasks_table, unpack
+from kernellab.bundle import BundleError, archive_members, audit, bundle_files, release, self_check, tasks_table, unpack
 from kernellab.cli import main
-from kernellab.cmake import NO_GPU
-from kernellab.commands.check import kernel_backend
-from kernellab.commands.release import release
-from kernellab.commands.test import FAILED, PASSED
 from kernellab.manifest import load_assignment
+from kernellab.release_check import kernel_backend
+from kernellab.verdict import Verdict
 
 PBB = load_assignment(REAL_ROOT, "pbb")
 
@@ -152,7 +150,7 @@ def test_the_unpacked_handout_builds_and_its_self_check_fails_a_missing_stub(pbb
     arguments = ["--tests", task.tests, *(f"--cmake-arg={argument}" for argument in cmake_args)]
     completed = self_check(tmp_path / "kernellab-pbb", arguments)
     results = json.loads((tmp_path / "kernellab-pbb" / "build" / "test-pbb" / "results.json").read_text())
-    expected = (FAILED if task.skeleton_fails else PASSED) if runs_kernels else NO_GPU
+    expected = (Verdict.FAILED if task.skeleton_fails else Verdict.PASSED) if runs_kernels else Verdict.NO_GPU
     verdicts = [(result["id"], result["verdict"]) for result in results]
     assert verdicts == [(task.id, expected)], f"{backend}\n{completed.stdout}"
-    assert completed.returncode == (1 if expected == FAILED else 0), completed.stdout + completed.stderr
+    assert completed.returncode == (1 if expected == Verdict.FAILED else 0), completed.stdout + completed.stderr

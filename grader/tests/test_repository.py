@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT
-from kernellab.commands.wrong import find_wrong_versions, prepare_solution
+from kernellab.known_wrong import find_wrong_versions, prepare_solution
 from kernellab.manifest import list_assignments, load_assignment
 from kernellab.patches import apply_patch, parse_patch
 

@@ -35,7 +35,7 @@ def job(tmp_path: Path) -> Path:
 
 
 def run_python(code: str, step: Step, sandbox: Sandbox = SANDBOX, timeout_s: float = 30) -> runner.RunOutcome:
-    return runner.run([PYTHON, "-c", code], Path("/tmp"), timeout_s, sandbox=sandbox, step=step)
+    return runner.run_program([PYTHON, "-c", code], Path("/tmp"), timeout_s, sandbox=sandbox, step=step)
 
 
 def test_a_step_sees_its_own_files_and_nothing_else_of_the_job(job: Path):
@@ -81,7 +81,7 @@ def test_a_step_has_no_network():
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="no unshare (util-linux)")
 def test_a_step_cannot_make_user_namespaces_of_its_own():
     command = [shutil.which("unshare"), "--user", "echo", "unshared"]
-    outcome = runner.run(command, Path("/tmp"), 30, sandbox=SANDBOX, step=Step(readable=()))
+    outcome = runner.run_program(command, Path("/tmp"), 30, sandbox=SANDBOX, step=Step(readable=()))
     assert outcome.exit_code != 0 and "unshared" not in outcome.output
 
 

@@ -1,16 +1,21 @@
 """compute-sanitizer's reports, read from its log file, and what they show and cost in a grade."""
 
+import random
+import re
 from dataclasses import replace
 
 import pytest
 
+from helpers import REAL_ROOT
 from kernellab import reports
 from kernellab.errors import InputError
-from kernellab.grading import PASSED, Grade, GroupResult, score_task
+from kernellab.grading.model import Grade, GroupResult
+from kernellab.grading.scoring import score_task
 from kernellab.manifest import load_manifest
 from kernellab.runner import RunOutcome
-from kernellab.sanitizer import parse_report
-from helpers import REAL_ROOT
+from kernellab.sanitizer import parse_report, sanitize
+from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
+from kernellab.verdict import Verdict
 
 FINISHED = RunOutcome(exit_code=0, timed_out=False, seconds=1.0, output="")
 
@@ -63,7 +68,7 @@ def test_a_report_without_a_summary_is_no_report_and_says_why(outcome, why):
 
 def test_the_sanitizer_row_shows_in_every_report_and_its_deduction_adds_up():
     pbb = load_manifest(REAL_ROOT / "assignments" / "pbb" / "assignment.toml", REAL_ROOT)
-    copy = score_task(pbb, pbb.tasks[0], (GroupResult("public", PASSED), GroupResult("hidden", PASSED)), ())
+    copy = score_task(pbb, pbb.tasks[0], (GroupResult("public", Verdict.PASSED), GroupResult("hidden", Verdict.PASSED)), ())
     flagged = replace(copy, points=copy.points - 2, sanitizer="memcheck: 7 error(s)", sanitizer_clean=False,
                       sanitizer_deduction=2.0)
     grade = Grade(student="bob", assignment="pbb", backend="cuda", status="graded", tasks=(flagged,))
@@ -81,3 +86,38 @@ def test_a_sanitizer_penalty_outside_0_to_1_is_a_manifest_error(tmp_path, penalt
     manifest.write_text(text.replace("[grading]\n", f"[grading]\nsanitizer_penalty = {penalty}\n"))
     with pytest.raises(InputError, match="sanitizer_penalty"):
         load_manifest(manifest, REAL_ROOT)
+
+
+def starter_manifest_with(tmp_path, grading: str):
+    """The starter template's manifest with a [grading] table of `grading`, loaded."""
+    text = (TEMPLATE_ROOT / "assignments" / TEMPLATE_ID / "assignment.toml").read_text()
+    manifest = tmp_path / "assignments" / TEMPLATE_ID / "assignment.toml"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(f"{text}\n[grading]\n{grading}\n")
+    return load_manifest(manifest, tmp_path)
+
+
+def test_the_sanitizer_sizes_come_from_the_manifest_and_reach_the_run(tmp_path):
+    chooser = random.Random()
+    sizes = sorted(chooser.sample(range(2, 1 << 20), 2))
+    blocks = [chooser.choice([32, 64, 128, 256, 512, 1024])]
+    assignment = starter_manifest_with(tmp_path, f"sanitizer_sizes = {sizes}\nsanitizer_block_sizes = {blocks}")
+    assert (assignment.grading.sanitizer_sizes, assignment.grading.sanitizer_block_sizes) == (tuple(sizes), tuple(blocks))
+    # A stand-in for compute-sanitizer that logs what the test executable would read, then a clean summary.
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text('#!/bin/sh\necho "========= sizes $KERNELLAB_SIZES blocks $KERNELLAB_BLOCK_SIZES" > "$4"\n'
+                    'echo "========= ERROR SUMMARY: 0 errors" >> "$4"\n')
+    tool.chmod(0o755)
+    log = tmp_path / "logs" / "saxpy.memcheck.log"
+    grading = assignment.grading
+    report = sanitize(str(tool), "memcheck", tmp_path / "program", "saxpy", log, 10, None,
+                      grading.sanitizer_sizes, grading.sanitizer_block_sizes)
+    assert report.errors == 0, log.read_text()
+    assert f"sizes {','.join(map(str, sizes))} blocks {blocks[0]}" in log.read_text(), (sizes, blocks)
+
+
+@pytest.mark.parametrize("field, value", [("sanitizer_sizes", "[]"), ("sanitizer_sizes", "[0]"),
+                                          ("sanitizer_block_sizes", "[32, -1]"), ("sanitizer_block_sizes", "['32']")])
+def test_sanitizer_sizes_must_be_positive_integers(tmp_path, field, value):
+    with pytest.raises(InputError, match=rf"grading\.{field}: .*{re.escape(value)}"):
+        starter_manifest_with(tmp_path, f"{field} = {value}")

@@ -11,20 +11,17 @@ import pytest
 
 from helpers import REAL_ROOT, write_files
 from kernellab import reports
-from kernellab.grading import (
-    FAILED,
-    PASSED,
-    Grade,
-    GroupResult,
-    answer_matches,
-    draw_hidden_sizes,
-    forbidden_in_sources,
-    score_answers,
-    score_task,
-)
+from kernellab.grading.findings import forbidden_in_sources
+from kernellab.grading.groups import first_reported_error
+from kernellab.grading.model import Grade, GroupResult
+from kernellab.grading.run import draw_hidden_sizes
+from kernellab.grading.scoring import answer_matches, score_answers, score_task
 from kernellab.judge import TestCaseResult
 from kernellab.manifest import Grading, load_assignment
 from kernellab.speed import SpeedResult, speed_points
+from kernellab.verdict import Verdict
+
+PASSED, FAILED = Verdict.PASSED, Verdict.FAILED
 
 SCHEMAS = Path(__file__).parent / "schemas"
 PBB = load_assignment(REAL_ROOT, "pbb")
@@ -177,14 +174,12 @@ def test_a_grade_that_could_not_be_made_writes_no_gradescope_score(tmp_path):
 
 
 def test_a_missing_result_is_explained_by_the_exception_the_run_reported():
-    from kernellab.grading import _first_reported_error
-
     output = (
         "/x/test_scan_block.cu:35: FAILED:\ndue to unexpected exception with message:\n"
         "  race in kernel scanIncBlockKernel: device memory differs between thread orders\n"
         "  n := 1024\n\n=====\n"
     )
-    assert _first_reported_error(output) == (
+    assert first_reported_error(output) == (
         "race in kernel scanIncBlockKernel: device memory differs between thread orders"
     )
     # Catch2 v3 with captured values (an H100 run of the adversarial suite's illegal address).
@@ -193,8 +188,8 @@ def test_a_missing_result_is_explained_by_the_exception_the_run_reported():
         "  block := 32\n  /r/device_buffer.hpp:28:\n  cudaMalloc(&data_, bytes()) failed: cudaErrorIllegalAddress (an illegal\n"
         "  memory access was encountered)\n\n"
     )
-    assert _first_reported_error(output) == (
+    assert first_reported_error(output) == (
         "/r/device_buffer.hpp:28: cudaMalloc(&data_, bytes()) failed: cudaErrorIllegalAddress (an illegal "
         "memory access was encountered)"
     )
-    assert _first_reported_error("All tests passed\n") == ""
+    assert first_reported_error("All tests passed\n") == ""

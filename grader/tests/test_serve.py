@@ -16,7 +16,9 @@ import pytest
 from helpers import REAL_ROOT, copy_build_system
 from kernellab.cli import main
 from kernellab.commands.new import scaffold
-from kernellab.grading import Grade, GradingRun
+from kernellab.grading.model import Grade
+from kernellab.grading.run import GradingRun
+from kernellab.grading.start import open_run
 from kernellab.intake import SubmissionRejected
 from kernellab.manifest import load_assignment
 from kernellab.remote import RemoteUnavailable, grade_remotely, noted
@@ -173,10 +175,7 @@ def test_grade_remote_gets_the_host_s_grade_and_falls_back_to_the_cpu_backend_wi
         options = ["--assignment", "starter", "--backend", "cpu", "--work", str(root / "work")]
 
         def make_run(assignment, deadline_s):
-            from argparse import Namespace
-            from kernellab.commands.grade import grading_run
-            return grading_run(Namespace(root=root, assignment=assignment.id, backend="cpu", work=root / "work", unsandboxed=False,
-                                         sandbox="bubblewrap", deadline=deadline_s, seed=None, cmake_args=[]))
+            return open_run(root, assignment.id, "cpu", None, root / "work", False, [], deadline_s=deadline_s)
 
         server = serving(GradingService({"starter": load_assignment(root, "starter")}, make_run, TOKEN, queue=1))
         url = "http://{}:{}".format(*server.server_address[:2])

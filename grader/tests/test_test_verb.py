@@ -7,23 +7,18 @@ import pytest
 
 from helpers import REAL_ROOT, has_gpu, has_nvcc, write_files
 from kernellab import cmake
+from kernellab import public_tests as verb
 from kernellab.cli import build_parser, main
-from kernellab.commands import test as verb
-from kernellab.commands.test import (
-    BUILD_FAILED,
-    FAILED,
-    NO_GPU,
-    PASSED,
-    TIMED_OUT,
-    TaskResult,
-    check_solution,
-    format_report,
-    select_tasks,
-    task_verdict,
-)
 from kernellab.errors import InputError
 from kernellab.junit import first_failure
 from kernellab.manifest import load_assignment
+from kernellab.public_tests import TaskResult, format_report, select_tasks, task_verdict
+from kernellab.solution import check_solution, choose_assignment
+from kernellab.verdict import Verdict
+
+PASSED, FAILED, NO_GPU, BUILD_FAILED, TIMED_OUT = (
+    Verdict.PASSED, Verdict.FAILED, Verdict.NO_GPU, Verdict.BUILD_FAILED, Verdict.TIMED_OUT
+)
 
 # What Catch2 v2.13's JUnit reporter writes for a FAIL with captured inputs inside a SECTION, a
 # failed REQUIRE and an exception (a test compiled and run to see it; v2 leaves the message
@@ -194,7 +189,7 @@ def test_a_crash_with_a_truncated_report_names_the_signal_and_never_passes(tmp_p
     verdict, detail, failed_cases = task_verdict(
         cmake.Completed(-11, "running\nSegmentation fault\n"), write_report(tmp_path, cut), 300
     )
-    assert verdict == "crashed (signal 11, SIGSEGV)"
+    assert verdict == "crashed (SIGSEGV)"
     assert detail.splitlines() == [
         "no failed test case in the report",
         "last output:",
@@ -206,7 +201,7 @@ def test_a_crash_with_a_truncated_report_names_the_signal_and_never_passes(tmp_p
 
 def test_a_crash_after_failures_were_reported_shows_the_first_one(tmp_path: Path):
     verdict, detail, _ = task_verdict(cmake.Completed(-6, ""), write_report(tmp_path, CATCH2_V2_REPORT), 300)
-    assert verdict == "crashed (signal 6, SIGABRT)"
+    assert verdict == "crashed (SIGABRT)"
     assert detail.startswith("glb2shr pads past N/int, 7 per thread\nfirst mismatch at index 40")
 
 
@@ -288,7 +283,7 @@ MIXED_RESULTS = [
     TaskResult(
         "scan-multi", "Multi-block scan", 25, BUILD_FAILED, "/s/pbbKernels.cu.h(45): error: undefined\n  fo(1);"
     ),
-    TaskResult("sgm-scan", "Segmented scan", 15, "crashed (signal 11, SIGSEGV)", "no failed test case in the report"),
+    TaskResult("sgm-scan", "Segmented scan", 15, "crashed (SIGSEGV)", "no failed test case in the report"),
     TaskResult("bonus", "Bonus", 5, TIMED_OUT, "no result after 300 s (a kernel that never finishes?)"),
 ]
 
@@ -306,7 +301,7 @@ def test_the_table_gives_each_task_its_title_points_verdict_and_a_one_line_detai
         ["scan-block", "Find the race", "10", "FAILED", "glb2shr pads past N/int, 7 per thread (+2 more)"],
         ["reduce-block", "Block reduction", "20", "build failed", "pbbKernels.cu.h(45): error: undefined"],
         ["scan-multi", "Multi-block scan", "25", "build failed", "pbbKernels.cu.h(45): error: undefined"],
-        ["sgm-scan", "Segmented scan", "15", "crashed (signal 11, SIGSEGV)", "no failed test case in the report"],
+        ["sgm-scan", "Segmented scan", "15", "crashed (SIGSEGV)", "no failed test case in the report"],
         ["bonus", "Bonus", "5", "timed out", "no result after 300 s (a kernel that never finishes?)"],
     ]
 
@@ -539,8 +534,6 @@ def test_the_skeleton_copy_tests_build_and_run_for_real(tmp_path: Path, capsys):
 
 
 def test_the_assignment_is_inferred_from_the_files_a_solution_folder_holds(tmp_path):
-    from kernellab.commands.test import choose_assignment
-
     assert choose_assignment(REAL_ROOT, None, REAL_ROOT / "skeleton" / "pbb").id == "pbb"
     assert choose_assignment(REAL_ROOT, None, REAL_ROOT / "skeleton" / "reduce").id == "reduce"
     assert choose_assignment(REAL_ROOT, "reduce", REAL_ROOT / "skeleton" / "pbb").id == "reduce"

@@ -10,12 +10,7 @@ import pytest
 from helpers import write_files
 from kernellab import cmake
 from kernellab.cli import main
-from kernellab.commands.wrong import (
-    BUILD_FAILED,
-    NO_GPU,
-    NOT_REJECTED,
-    PATCH_FAILED,
-    REJECTED,
+from kernellab.known_wrong import (
     Row,
     check_version,
     check_versions,
@@ -28,6 +23,11 @@ from kernellab.commands.wrong import (
 )
 from kernellab.errors import InputError
 from kernellab.manifest import load_assignment
+from kernellab.verdict import Verdict
+
+BUILD_FAILED, NO_GPU, NOT_REJECTED, PATCH_FAILED, REJECTED = (
+    Verdict.BUILD_FAILED, Verdict.NO_GPU, Verdict.NOT_REJECTED, Verdict.PATCH_FAILED, Verdict.REJECTED
+)
 
 REFERENCE = {"kernels.cu.h": "int f() {\n    return 1;\n}\n"}
 GOOD_PATCH = "Returns 2.\n--- a/kernels.cu.h\n+++ b/kernels.cu.h\n@@ -2 +2 @@\n-    return 1;\n+    return 2;\n"
@@ -221,6 +221,11 @@ def test_exit_77_means_no_gpu(tmp_path: Path):
     assert run_verdict(cmake.Completed(77, ""), tmp_path / "r.xml") == (NO_GPU, [])
 
 
+def test_failed_cases_beside_a_warp_synchronous_warning_do_not_reject_a_version(tmp_path: Path):
+    # The CPU backend exits 77 after warning of warp-synchronous code, failed cases or not.
+    assert run_verdict(cmake.Completed(77, ""), junit_report(tmp_path, "scan/warp")) == (NO_GPU, [])
+
+
 def test_a_failing_run_is_rejected_by_its_failed_test_cases(tmp_path: Path):
     assert run_verdict(cmake.Completed(1, ""), junit_report(tmp_path, "scan/large")) == (REJECTED, ["scan/large"])
 
@@ -228,7 +233,7 @@ def test_a_failing_run_is_rejected_by_its_failed_test_cases(tmp_path: Path):
 def test_a_crash_without_a_report_is_rejected_naming_the_signal(tmp_path: Path):
     verdict, caught_by = run_verdict(cmake.Completed(-11, ""), tmp_path / "r.xml")
     assert verdict == REJECTED
-    assert caught_by == ["(crashed: signal 11, no failed test case in the report)"]
+    assert caught_by == ["(crashed (SIGSEGV), no failed test case in the report)"]
 
 
 def test_a_timed_out_run_is_rejected(tmp_path: Path):

@@ -1,14 +1,10 @@
 """`kernellab batch`: grade a folder of submissions, resumably, and write the gradebook (kernellab/batch.py)."""
 
 import argparse
-import json
 from pathlib import Path
 
-from kernellab.commands.grade import NOT_GRADED_EXIT_CODE, add_grading_options, grading_run
 from kernellab.errors import InputError
-
-BATCH_FILE = "batch.json"
-GRADEBOOK_FILE = "grades.csv"
+from kernellab.options import GRADEBOOK_FILE, NOT_GRADED_EXIT_CODE, add_grading_options
 
 EXIT_CODES = f"""\
 exit codes:
@@ -39,14 +35,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from kernellab import batch
+    from kernellab.grading.start import open_run
 
     if args.jobs < 1:
         raise InputError(f"--jobs {args.jobs}: expected at least 1")
     submissions = batch.find_submissions(args.submissions)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    # A resumed batch is the same grading run: the same hidden cases for every student.
-    if args.seed is None and (out / BATCH_FILE).is_file():
-        args.seed = json.loads((out / BATCH_FILE).read_text())["seed"]
-    grades = batch.grade_folder(grading_run(args), submissions, out, args.jobs, args.regrade)
-    return 0 if all(grade is not None and grade.status in batch.FINAL_STATUSES for grade in grades.values()) else NOT_GRADED_EXIT_CODE
+    seed = args.seed if args.seed is not None else batch.resumed_seed(out)
+    grading = open_run(args.root, args.assignment, args.backend, seed, args.work, args.unsandboxed, args.cmake_args,
+                       sandbox_kind=args.sandbox, deadline_s=args.deadline)
+    grades = batch.grade_folder(grading, submissions, out, args.jobs, args.regrade)
+    return 0 if batch.all_final(grades) else NOT_GRADED_EXIT_CODE

@@ -1,11 +1,11 @@
-"""`kernellab release`: write the student handout of an assignment as .tar.gz and .zip archives."""
+"""`kernellab release`: write the student handout of an assignment as .tar.gz and .zip archives (kernellab/bundle.py)."""
 
 import argparse
 from pathlib import Path
 
-from kernellab.bundle import BundleError, archive_members, audit, bundle_files, bundle_name, write_archives
+from kernellab.bundle import archive_members, release
 from kernellab.errors import display_path
-from kernellab.manifest import Assignment, load_assignment
+from kernellab.manifest import load_assignment
 
 EXIT_CODES = """\
 exit codes:
@@ -35,21 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     assignment = load_assignment(args.root, args.assignment)
     archives = release(assignment, args.out)
-    members = archive_members(archives[0])
-    print(f"{assignment.id}: {len(members)} files")
+    print(f"{assignment.id}: {len(archive_members(archives[0]))} files")
     for archive in archives:
         print(f"  {display_path(archive)} ({archive.stat().st_size} bytes)")
     return 0
-
-
-def release(assignment: Assignment, out_dir: Path) -> list[Path]:
-    """Write both archives and audit what they hold; on a finding, remove them and raise BundleError."""
-    archives = write_archives(bundle_files(assignment), bundle_name(assignment), out_dir)
-    problems = [
-        f"{archive.name}: {problem}" for archive in archives for problem in audit(archive_members(archive), assignment)
-    ]
-    if problems:
-        for archive in archives:
-            archive.unlink()
-        raise BundleError("the handout would hold what must stay with the instructor:\n  " + "\n  ".join(problems))
-    return archives

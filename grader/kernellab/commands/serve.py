@@ -2,13 +2,12 @@
 on platforms without GPUs (kernellab/serve.py)."""
 
 import argparse
-import copy
 import sys
 from pathlib import Path
 
-from kernellab.commands.grade import add_grading_options, grading_run
 from kernellab.errors import InputError
 from kernellab.manifest import list_assignments, load_assignment
+from kernellab.options import add_grading_options
 
 DEFAULT_ADDRESS = "127.0.0.1:8750"
 
@@ -36,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.deadline import Deadline
+    from kernellab.grading.start import open_run
     from kernellab.remote import read_token
     from kernellab.serve import GradingService, make_server, parse_address
 
@@ -52,11 +51,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"no assignments to serve under {args.root}/assignments")
 
     def make_run(assignment, deadline_s):
-        options = copy.copy(args)
-        options.assignment = assignment.id
-        grading = grading_run(options)
-        grading.deadline = Deadline(deadline_s)
-        return grading
+        return open_run(args.root, assignment.id, args.backend, args.seed, args.work, args.unsandboxed, args.cmake_args,
+                        sandbox_kind=args.sandbox, deadline_s=deadline_s)
 
     make_run(next(iter(assignments.values())), None)  # fails now, not at the first request, where the sandbox cannot work
     service = GradingService(assignments, make_run, read_token(args.token_file), args.queue)

@@ -1,0 +1,80 @@
+"""Build a solution's test executables and speed program: CMake's configure step (the grader's own
+code, trusted), then the compilation of the solution, in the sandbox when one is given."""
+
+import os
+import re
+from pathlib import Path
+
+from kernellab import cmake, runner
+from kernellab.grading.targets import executable, target_name
+from kernellab.manifest import Assignment
+from kernellab.sandbox import Sandbox, Step, build_step, toolchain_paths
+
+# Compiling a submission: wall clock for the whole build.
+BUILD_TIMEOUT_S = 900
+# What a build of the assignment reads besides the solution: the frozen sources, relative to the
+# repository root (the assignment's own folder is added). Not reference/, not the grader's work.
+FROZEN_SOURCES = ("CMakeLists.txt", "grader/harness", "grader/cpu")
+# The programs a build runs, as the configure step recorded them in CMakeCache.txt: the build's
+# sandbox must see their installation folders (a compiler in /opt, a Python virtual environment).
+BUILD_TOOL_ENTRIES = re.compile(
+    r"^(CMAKE_\w+_COMPILER|CMAKE_CUDA_HOST_COMPILER|CMAKE_MAKE_PROGRAM|CMAKE_COMMAND|_?Python3_EXECUTABLE):\w+=(/.+)$",
+    re.MULTILINE,
+)
+
+# Per target: None when it built, else its first compiler errors.
+Built = dict[str, str | None]
+
+
+def build(
+    assignment: Assignment,
+    solution: Path,
+    build_dir: Path,
+    targets: list[str],
+    cmake_args: tuple[str, ...],
+    sandbox: Sandbox | None,
+    readable: tuple[Path, ...] = (),
+) -> Built:
+    """Build each target (test executables by `tests` name, or SPEED_TARGET); None for those that
+    built, else their first compiler errors. CMake's configure step runs the grader's own
+    CMake code and is trusted; the build compiles the solution, in `sandbox` when given, which
+    also sees `readable` (the reference build's harness mains, and nothing else of it)."""
+    log_dir = build_dir / "logs"
+    cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log", cmake_args)
+    command = ["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1), "--target"]
+    command += [target_name(assignment.id, target) for target in targets]
+    command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
+    step = _build_step(assignment, solution, build_dir, readable)
+    outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step)
+    output = outcome.output
+    if outcome.timed_out:
+        output += f"\nerror: the build took longer than {BUILD_TIMEOUT_S} s and was stopped"
+    elif outcome.limit_hit:
+        output += f"\nerror: the build was stopped by its {runner.limit_words(outcome.limit_hit, step)}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    (log_dir / "build.log").write_text(output, encoding="utf-8")
+    built: Built = {}
+    for target in targets:
+        if executable(build_dir, assignment.id, target).is_file():
+            built[target] = None
+        else:
+            errors = cmake.first_error_lines(_failures_of(output, target_name(assignment.id, target)) or output)
+            built[target] = "\n".join(errors)
+    return built
+
+
+def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: tuple[Path, ...]) -> Step:
+    """What a build sees: the system, the toolchain, the frozen sources and the solution; it
+    writes only into its build folder."""
+    root = assignment.root
+    frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
+    cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
+    tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(cache)]
+    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, solution, *extra]
+    return build_step(readable, build_dir)
+
+
+def _failures_of(output: str, target: str) -> str:
+    """The build tool's output for the failed steps of one target (Ninja and Make mark them)."""
+    blocks = re.split(r"(?m)^(?=FAILED: |\[\s*\d+%\]|\[\d+/\d+\] )", output)
+    return "\n".join(block for block in blocks if f"/{target}.dir/" in block and block.startswith("FAILED: "))

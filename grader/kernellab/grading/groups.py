@@ -1,0 +1,156 @@
+"""Run each test executable on each group's inputs in a fresh process, judge its records against
+the reference's, and run again alone the groups that may have failed through their neighbours."""
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kernellab import runner
+from kernellab.grading import reference
+from kernellab.grading.building import Built
+from kernellab.grading.model import GroupResult
+from kernellab.grading.resources import PARALLEL_RUNS
+from kernellab.grading.run import GradingRun
+from kernellab.grading.targets import executable
+from kernellab.judge import TestCaseResult, by_test_case, judge
+from kernellab.records import read_records
+from kernellab.sandbox import Step, fresh_output, run_step
+from kernellab.verdict import NOT_RUN, Verdict, decide
+
+OUTPUT_TAIL_LINES = 6
+# Catch2's words for an exception that ended a test case: a CUDA error, or a finding of the CPU
+# backend (a race, barrier divergence...) thrown from the launch that made it. With captured
+# values ("messages"), those come first, one `name := value` per line, then the exception's text.
+_UNEXPECTED_EXCEPTION = re.compile(r"due to unexpected exception with messages?:$")
+_CAPTURED_VALUE = re.compile(r"^\w+ := ")
+
+# (tests, group): one test executable on one group's inputs.
+GroupKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """One run of a test executable on one group's inputs: what the student's process left."""
+
+    tests: str
+    group: str
+    records: Path
+    outcome: runner.RunOutcome
+    step: Step
+
+
+def run_groups(grading: GradingRun, job: Path, built: Built) -> list[GroupRun]:
+    """Every group of every test executable that built, several at once on the shared GPU."""
+    runnable = [(tests, group) for group in grading.active_groups() for tests, errors in built.items() if errors is None]
+    with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+        return list(pool.map(lambda key: run_group(grading, job, *key), runnable))
+
+
+def run_group(grading: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
+    """Run one test executable on one group's inputs in a fresh process; its records are judged later."""
+    records = job / "records" / f"{tests}.{group}.rec"
+    fresh_output(records)
+    program = executable(job / "build", grading.assignment.id, tests)
+    step = run_step(program, [records], gpu=grading.backend.on_gpu)
+    with grading.run_slots:
+        outcome = runner.run_program(
+            [str(program), "--order", "decl"],
+            cwd=records.parent,
+            timeout_s=grading.timeout_s,
+            environment={**grading.group_environment(group), "KERNELLAB_RECORD": str(records)},
+            sandbox=grading.sandbox,
+            step=step,
+        )
+    (job / "logs").mkdir(exist_ok=True)
+    (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
+    return GroupRun(tests, group, records, outcome, step)
+
+
+def judge_groups(grading: GradingRun, built: Built, runs: list[GroupRun]) -> dict[GroupKey, GroupResult]:
+    """The verdict on every group: 'build failed' for the test executables that did not build."""
+    results = {(tests, group): GroupResult(group, Verdict.BUILD_FAILED, errors)
+               for tests, errors in built.items() if errors is not None for group in grading.active_groups()}
+    return results | {(ran.tests, ran.group): judge_group(grading, ran) for ran in runs}
+
+
+def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
+    """The verdict on one group's run: its records against the reference's, then how the run ended."""
+    group, outcome = ran.group, ran.outcome
+    expected = read_records(reference.expected_records(grading, ran.tests, group))
+    if not expected.records:
+        return GroupResult(group, Verdict.NO_GPU, "no CUDA device: the reference could not run either", seconds=outcome.seconds)
+    produced = read_records(ran.records)
+    checks = judge(expected.records, produced.records)
+    cases = tuple(by_test_case(checks))
+    failed = [case for case in cases if not case.passed]
+    verdict = decide(outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous))
+    if verdict == Verdict.PASSED:
+        detail = ""
+    elif verdict == Verdict.NO_GPU:
+        detail = "no CUDA device"
+    elif verdict == Verdict.NEEDS_GPU:
+        detail = "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
+    else:
+        detail = _failure_detail(grading, ran, failed, produced.problem, len(checks))
+    # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
+    # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
+    return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=not outcome.may_owe_to_neighbours())
+
+
+def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupResult]) -> dict[GroupKey, GroupResult]:
+    """The groups that failed out of time or out of GPU memory, each run again alone (no other
+    test program beside it, the GPU its own): their verdicts come from that run. Runs that share
+    the machine (this submission's other groups, other submissions' runs in a batch) can take the
+    GPU's memory or slow a run past its time limit; a student must not lose points to that, so
+    only such a failure seen alone counts."""
+    confirmed = {}
+    for key, result in results.items():
+        if result.verdict in (Verdict.PASSED, *NOT_RUN, Verdict.BUILD_FAILED) or result.conclusive:
+            continue
+        with grading.gpu_lock.exclusive():
+            again = judge_group(grading, run_group(grading, job, *key))
+        reason = "out of time" if result.verdict == Verdict.TIMED_OUT else "out of GPU memory"
+        note = f"run again with the GPU to itself: the first run, beside other runs, ran {reason}"
+        confirmed[key] = replace(again, detail="\n".join(filter(None, (again.detail, note))))
+    return confirmed
+
+
+def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int) -> str:
+    outcome = ran.outcome
+    lines = []
+    if outcome.limit_hit:
+        lines.append(f"stopped by the sandbox's {runner.limit_words(outcome.limit_hit, ran.step)}")
+    elif outcome.timed_out:
+        lines.append(f"no result after {grading.timeout_s:g} s (a kernel that never finishes?)")
+    if failed:
+        first = failed[0]
+        lines += [first.name, first.first_failure]
+        if len(failed) > 1:
+            lines.append(f"{len(failed) - 1} more test case(s) failed")
+    if problem:
+        lines.append(f"its records end early: {problem}")
+    if reported := first_reported_error(outcome.output):
+        lines.append(f"the run reported: {reported}")
+    if not failed and outcome.exit_code not in (0, None) and not outcome.signal_name:
+        lines.append(f"the test executable exited with status {outcome.exit_code} after its {checks} checks")
+    tail = [line for line in outcome.output.splitlines() if line.strip()][-OUTPUT_TAIL_LINES:]
+    if tail and (outcome.signal_name or outcome.timed_out or not failed):
+        lines += ["last output:", *(f"  {line}" for line in tail)]
+    return "\n".join(lines)
+
+
+def first_reported_error(output: str) -> str:
+    """The message of the first exception that ended a test case, as the run printed it (it
+    explains a missing result; it is feedback, never a verdict)."""
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if _UNEXPECTED_EXCEPTION.search(line):
+            message = []
+            for following in lines[index + 1 :]:
+                if not following.strip() or following.startswith(("---", "===", "...")):
+                    break
+                if not _CAPTURED_VALUE.match(following.strip()):
+                    message.append(following.strip())
+            return " ".join(message)
+    return ""

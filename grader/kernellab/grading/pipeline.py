@@ -1,0 +1,110 @@
+"""Grade one submission: the stages in order, each a module of its own.
+
+    intake -> build (beside the reference's) -> run (sanitizers beside) -> judge -> confirm alone
+    -> findings -> score -> speed -> sanitizers -> the Grade
+
+Student code only ever runs in the sandbox (sandbox.py): its build, and each test, speed or
+sanitizer program started by runner.py; everything that decides a score runs here, in the
+grader's process, which never loads student code.
+"""
+
+import shutil
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+from kernellab.errors import InputError
+from kernellab.grading import findings, groups, reference
+from kernellab.grading.building import Built, build
+from kernellab.grading.model import Grade, GradingError, TaskGrade
+from kernellab.grading.run import GradingRun
+from kernellab.grading.sanitizers import add_sanitizer_reports, run_sanitizers
+from kernellab.grading.scoring import score_tasks
+from kernellab.grading.speed_stage import add_speed
+from kernellab.grading.targets import SPEED_TARGET, test_targets
+from kernellab.intake import SubmissionRejected, take
+from kernellab.sandbox import SandboxFailure
+from kernellab.verdict import Status
+
+
+@contextmanager
+def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
+    """Add the seconds the block takes to `stages` (the grade's: where grading time goes)."""
+    started = time.monotonic()
+    yield
+    stages[stage] = time.monotonic() - started
+
+
+def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path) -> Grade:
+    """Grade one submission in the private job directory `job` (emptied first)."""
+    started = time.monotonic()
+    base = dict(student=student, assignment=grading.assignment.id, backend=grading.backend, seed=grading.seed,
+                hidden_sizes=grading.hidden_sizes, environment=grading.environment)
+    shutil.rmtree(job, ignore_errors=True)
+    job.mkdir(parents=True)
+    try:
+        intake = take(submission, grading.assignment, job / "submission")
+    except SubmissionRejected as rejection:
+        tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in grading.assignment.tasks)
+        return Grade(status=Status.REJECTED, message=rejection.message, tasks=tasks, seconds=time.monotonic() - started, **base)
+    stages: dict[str, float] = {}
+    try:
+        tasks, found = grade_files(grading, job, stages)
+    except (GradingError, InputError, OSError, SandboxFailure) as error:
+        message = error.message if isinstance(error, InputError) else str(error)
+        return Grade(status=Status.NOT_GRADED, message=message, files=intake.files, seconds=time.monotonic() - started, **base)
+    return Grade(status=Status.GRADED, tasks=tuple(tasks), files=intake.files, ignored=intake.ignored, findings=found,
+                 seconds=time.monotonic() - started, stages={stage: round(took, 1) for stage, took in stages.items()}, **base)
+
+
+def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tuple[list[TaskGrade], tuple[str, ...]]:
+    """The stages after intake, on the files taken into <job>/submission: every task's grade, and
+    every static finding."""
+    assignment = grading.assignment
+    solution, build_dir = job / "submission", job / "build"
+    source_findings = findings.forbidden_in_sources(solution, assignment.grading.forbidden)
+    with reference_beside(grading):
+        with timed(stages, "build"):
+            built = build_solution(grading, solution, build_dir)
+        tests_built = {tests: errors for tests, errors in built.items() if tests != SPEED_TARGET}
+        with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
+            sanitizing = sanitizing_thread.submit(run_sanitizers, grading, job, tests_built)
+            with timed(stages, "tests"):
+                runs = groups.run_groups(grading, job, tests_built)
+            sanitizer_reports = sanitizing.result()
+    results = groups.judge_groups(grading, tests_built, runs)
+    started = time.monotonic()
+    if confirmed := groups.confirm_alone(grading, job, results):
+        results |= confirmed
+        stages["confirmed alone"] = time.monotonic() - started
+    symbol_findings = findings.symbols_in_binaries(
+        build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
+        baseline=grading.reference_build,
+    )
+    task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
+    grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
+    with timed(stages, "speed"):
+        grades = add_speed(grading, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
+    grades = add_sanitizer_reports(grading, grades, sanitizer_reports)
+    return grades, findings.all_findings(source_findings, symbol_findings)
+
+
+@contextmanager
+def reference_beside(grading: GradingRun) -> Iterator[None]:
+    """The reference's build and runs, going on beside what the block does (none is timed); its
+    failure is raised when the block ends."""
+    with ThreadPoolExecutor(1) as background:
+        preparing = background.submit(reference.prepare, grading)
+        yield
+        preparing.result()
+
+
+def build_solution(grading: GradingRun, solution: Path, build_dir: Path) -> Built:
+    """The build stage: the test executables and, when speed is timed, the speed program; linked
+    with the reference build's harness mains once it has them."""
+    prebuilt = reference.prebuilt_mains(grading)
+    cmake_args = (*grading.cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}") if prebuilt else grading.cmake_args
+    return build(grading.assignment, solution, build_dir, test_targets(grading.assignment, grading.times_speed), cmake_args,
+                 grading.sandbox, readable=prebuilt)

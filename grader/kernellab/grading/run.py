@@ -1,0 +1,104 @@
+"""What the submissions of one grading run share: the assignment, the backend, the sandbox, the
+secret seed and hidden sizes, the machine's resources, and the reference's build (reference.py)."""
+
+import random
+import secrets
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernellab import environment
+from kernellab.backend import Backend
+from kernellab.container_sandbox import ContainerSandbox
+from kernellab.deadline import Deadline
+from kernellab.grading.resources import GpuLock, run_slots
+from kernellab.manifest import Assignment
+from kernellab.sandbox import Sandbox
+
+GROUPS = ("public", "hidden")
+
+
+@dataclass
+class ReferenceState:
+    """How far the reference's build and records are (reference.py makes them, once per run)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    recorded: bool = False
+    # Set once the reference build has ended, built or not (see reference.prebuilt_mains).
+    built: threading.Event = field(default_factory=threading.Event)
+
+
+class GradingRun:
+    """What one grading run shares between its submissions; the reference is built and run once."""
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        backend: Backend | str,
+        work: Path,
+        sandbox: Sandbox | ContainerSandbox | None,
+        seed: int | None = None,
+        cmake_args: tuple[str, ...] = (),
+        deadline: Deadline | None = None,
+    ):
+        """`sandbox` None runs student code without one: only for trusted code, or where the TA
+        said so explicitly (--unsandboxed). `deadline`: the run's time budget (deadline.py)."""
+        self.assignment = assignment
+        self.backend = Backend(backend)
+        self.sandbox = sandbox
+        self.work = work
+        self.seed = seed if seed is not None else secrets.randbits(62) + 1
+        self.hidden_sizes = draw_hidden_sizes(assignment, self.seed)
+        self.cmake_args = (*architecture_args(self.backend, cmake_args), *cmake_args, *self.backend.cmake_args)
+        self.deadline = deadline or Deadline(None)
+        self.gpu_lock = GpuLock()
+        self.run_slots = run_slots()
+        self.reference = ReferenceState()
+        self.environment = {
+            **environment.describe(self.backend),
+            "sandbox": sandbox.describe() if sandbox else "none: graded with --unsandboxed",
+        }
+
+    def group_environment(self, group: str) -> dict[str, str]:
+        """What a test executable reads for one group: the hidden group's seed and sizes."""
+        if group == "public":
+            return {}
+        return {"KERNELLAB_SEED": str(self.seed), "KERNELLAB_SIZES": ",".join(map(str, self.hidden_sizes))}
+
+    @property
+    def times_speed(self) -> bool:
+        return self.backend.times_speed and bool(self.assignment.speed)
+
+    @property
+    def reference_build(self) -> Path:
+        return self.work / f"reference-{self.assignment.id}-{self.backend}"
+
+    @property
+    def reference_records(self) -> Path:
+        return self.work / "reference-records"
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds one run of a test executable may take: the manifest's for this backend."""
+        limits = self.assignment.grading
+        return self.backend.timeout_s(limits.timeout_s, limits.cpu_timeout_s)
+
+    def active_groups(self) -> tuple[str, ...]:
+        return GROUPS if self.hidden_sizes else ("public",)
+
+
+def architecture_args(backend: Backend, cmake_args: tuple[str, ...]) -> tuple[str, ...]:
+    """The GPU's architecture for CMake, unless the TA chose one: the build's sandbox has no GPU,
+    so nvcc's -arch=native there would fall back to a default and JIT-compile at run time."""
+    if not backend.on_gpu or any(arg.startswith("-DCMAKE_CUDA_ARCHITECTURES") for arg in cmake_args):
+        return ()
+    found = environment.gpus()
+    if not found or not found[0].get("compute_cap"):
+        return ()
+    return (f"-DCMAKE_CUDA_ARCHITECTURES={found[0]['compute_cap'].replace('.', '')}",)
+
+
+def draw_hidden_sizes(assignment: Assignment, seed: int) -> tuple[int, ...]:
+    """One size from each of the manifest's hidden ranges, drawn from the run's secret seed."""
+    chooser = random.Random(seed)
+    return tuple(chooser.randint(low, high) for low, high in assignment.grading.hidden_size_ranges)

@@ -1,0 +1,396 @@
+"""Per-task isolation (issue 15): one mistake costs its own task, not every task built on it.
+
+A task's tests call other tasks' functions (scanIncBlock calls scanIncWarp), so one broken
+function would fail every task above it. Each task gets a solution folder of its own: the
+student's files, with every function that ANOTHER task owns (the manifest's `functions`) replaced
+by the reference's; the student's types, operators, constants, given code and the task's own
+functions stay. CMake builds the task's tests against it (`-DKERNELLAB_SOLUTION_<tests>=<folder>`).
+
+Definitions are found by name with libclang (templates included) in the translation unit of the
+entry file, as the tests include it, and spliced by their byte extents. The parse needs neither
+the CUDA headers nor a compiler's: a prelude spells CUDA's keywords as clang's attributes, and a
+header that cannot be found is an empty one (clang recovers from the errors this causes inside
+function bodies, and from the student's own). A definition (function, type, macro, variable) that
+a spliced function uses and the student's build lacks comes along, placed before its first use,
+as do the reference's system headers.
+
+Limits: a definition the student HAS under the same name but with another contract (a course
+helper with other parameters, an operator taking volatile references) stays, and the spliced code
+may not compile against it where the tests instantiate it; unbalanced braces can hide the
+functions after them (reported as not found). So the pipeline judges a task by its isolated build
+where that builds, else by the whole submission. An isolated build's compiler messages may quote
+the reference's code: they must not reach the student.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from kernellab.errors import InputError
+from kernellab.manifest import Assignment, Task
+from kernellab.markers import SOURCE_SUFFIXES, strip_source
+from kernellab.text import read_text
+
+# A parse takes well under a second; a student's `#include "/dev/zero"` would take forever.
+PARSE_TIMEOUT_S = 120
+
+# CUDA's keywords are macros of the CUDA headers, which the parse does without (`-nocudainc`).
+_PRELUDE = """\
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __restrict__ __restrict
+typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;
+typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
+typedef unsigned long uint64_t; typedef unsigned long size_t; typedef unsigned long uintptr_t;
+"""
+_CLANG_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17", "-nostdinc",
+               "-nostdinc++", "-ferror-limit=0", "-Wno-unknown-cuda-version"]
+_KINDS = {
+    "FUNCTION_DECL": "function", "FUNCTION_TEMPLATE": "function", "VAR_DECL": "variable", "MACRO_DEFINITION": "macro",
+    "CLASS_DECL": "type", "STRUCT_DECL": "type", "UNION_DECL": "type", "ENUM_DECL": "type", "CLASS_TEMPLATE": "type",
+    "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION": "type", "TYPEDEF_DECL": "type", "TYPE_ALIAS_DECL": "type",
+    "TYPE_ALIAS_TEMPLATE_DECL": "type",
+}
+
+
+class IsolationError(InputError):
+    """No isolated folders: a task owns a function the reference lacks, or the parse failed.
+    The pipeline then judges every task on the whole submission, as without isolation."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One top-level declaration of a translation unit, as libclang found it."""
+
+    name: str
+    kind: str  # "function", "type", "variable" or "macro"
+    is_definition: bool
+    # The file in the solution folder, "" for one the build takes from elsewhere (the skeleton's
+    # copy of an optional file); byte offsets of its text there and the lines where it starts and ends.
+    file: str
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    # The identifiers its text uses.
+    uses: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    definitions: tuple[Definition, ...]  # in the order the translation unit has them
+    system_includes: tuple[str, ...]  # the `#include <...>` of the folder's files
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The solution folder of one task, and what in it is not the student's."""
+
+    task: str
+    tests: str
+    folder: Path
+    own: tuple[str, ...]  # the task's functions: the student's
+    from_reference: tuple[str, ...]  # other tasks' functions, replaced by the reference's
+    added: tuple[str, ...]  # of those, the ones the student's code lacks
+    helpers: tuple[str, ...]  # reference definitions they need that the student's code lacks
+    own_missing: tuple[str, ...]  # the task's own functions not found in the student's code
+
+
+def isolated_solutions(
+    assignment: Assignment, solution_dir: Path, reference_dir: Path, out_dir: Path
+) -> dict[str, Isolation]:
+    """One folder per task with `functions` under `out_dir/<tests>`, by the task's `tests` name;
+    `solution_dir` holds the student's files after intake (the manifest's names or aliases)."""
+    tasks = [task for task in assignment.tested_tasks if task.functions]
+    if not tasks:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
+        fallback = _fallback_folder(assignment, solution_dir, Path(scratch) / "fallback")
+        student, reference = _parse_folders([(solution_dir, _entry_name(assignment, solution_dir), fallback),
+                                             (reference_dir, assignment.files.entry, None)], Path(scratch))
+    texts = {path.name: path.read_bytes() for path in sorted(solution_dir.iterdir()) if path.is_file()}
+    reference_texts = {path.name: path.read_bytes() for path in sorted(reference_dir.iterdir()) if path.is_file()}
+    isolations = {}
+    for task in tasks:
+        others = [name for other in assignment.tasks if other is not task for name in other.functions]
+        if not others:  # a task alone: its folder would be the student's
+            continue
+        files, isolation = _splice(task, others, student, reference, texts, reference_texts, out_dir / task.tests)
+        isolation.folder.mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            (isolation.folder / name).write_bytes(content)
+        isolations[task.tests] = isolation
+    return isolations
+
+
+def cmake_overrides(isolations: dict[str, Isolation]) -> list[str]:
+    """The CMake arguments that build each task's test executable against its own folder."""
+    return [f"-DKERNELLAB_SOLUTION_{tests}={isolation.folder}" for tests, isolation in sorted(isolations.items())]
+
+
+def feedback_lines(isolation: Isolation) -> list[str]:
+    """What the student reads about how this task was built."""
+    lines = [f"Task {isolation.task} is judged on your {', '.join(isolation.own)} alone: in the build of its tests, "
+             f"other tasks' functions ({', '.join(isolation.from_reference)}) are the reference's, "
+             "so a mistake in one of those costs only its own task."]
+    if isolation.added:
+        lines.append(f"Not found in your code (renamed or missing?): {', '.join(isolation.added)}; "
+                     f"task {isolation.task} used the reference's.")
+    if isolation.own_missing:
+        lines.append(f"Task {isolation.task}: your {', '.join(isolation.own_missing)} not found (renamed or missing?).")
+    return lines
+
+
+def function_definitions(folder: Path, entry: str) -> dict[str, list[bytes]]:
+    """The text of every function definition in the files of `folder`, by name, as the
+    translation unit of its file `entry` has them."""
+    with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
+        (parsed,) = _parse_folders([(folder, entry, None)], Path(scratch))
+    found: dict[str, list[bytes]] = {}
+    for d in parsed.definitions:
+        if d.kind == "function" and d.is_definition:
+            found.setdefault(d.name, []).append((folder / d.file).read_bytes()[d.start:d.end])
+    return found
+
+
+def check_functions(assignment: Assignment) -> list[str]:
+    """Problems of the manifest's `functions`: each must hold a solution region of its task, and
+    every region in a source of the reference must lie in a function its task lists."""
+    reference_dir = assignment.reference_dir
+    with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
+        (parsed,) = _parse_folders([(reference_dir, assignment.files.entry, None)], Path(scratch))
+    owner = {name: task.id for task in assignment.tasks for name in task.functions}
+    marked: set[tuple[str, str]] = set()
+    problems = []
+    for path in sorted(reference_dir.iterdir()):
+        if not path.name.endswith(SOURCE_SUFFIXES):
+            continue
+        functions = [d for d in parsed.definitions if d.file == path.name and d.kind == "function" and d.is_definition]
+        for region in strip_source(read_text(path), path, assignment.task_ids).regions:
+            around = [d for d in functions if d.start_line <= region.begin_line <= d.end_line]
+            if not around:
+                continue
+            marked.add((region.task, around[0].name))
+            if owner.get(around[0].name) != region.task:
+                problems.append(f"{path.name}:{region.begin_line}: the region of task {region.task!r} lies in "
+                                f"{around[0].name}, which that task's `functions` does not list")
+    for task in assignment.tasks:
+        problems += [f"task {task.id!r} lists {name!r}, which holds none of its solution regions"
+                     for name in task.functions if (task.id, name) not in marked]
+    return problems
+
+
+def _entry_name(assignment: Assignment, folder: Path) -> str:
+    entry = assignment.files.entry
+    names = [entry] + [alias for alias, canonical in assignment.files.aliases.items() if canonical == entry]
+    return next((name for name in names if (folder / name).is_file()), entry)
+
+
+def _fallback_folder(assignment: Assignment, solution_dir: Path, folder: Path) -> Path:
+    """The skeleton's copies of the optional files the student lacks, as the build takes them."""
+    folder.mkdir(parents=True)
+    for canonical in assignment.files.optional:
+        names = [canonical] + [a for a, name in assignment.files.aliases.items() if name == canonical]
+        source = assignment.skeleton_dir / canonical
+        if any((solution_dir / name).exists() for name in names) or not source.is_file():
+            continue
+        shutil.copy(source, folder / canonical)
+        for alias in names[1:]:
+            (folder / alias).write_text(f'#include "{canonical}"\n')
+    return folder
+
+
+def _parse_folders(folders: list[tuple[Path, str, Path | None]], scratch: Path) -> list[Parsed]:
+    """Each folder's translation unit, parsed in a child process: libclang reads what the
+    student's includes name and may crash on hostile input; neither may take the grader down."""
+    request = json.dumps({"folders": [[str(f), entry, str(fb) if fb else None] for f, entry, fb in folders],
+                          "scratch": str(scratch)})
+    package_root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    try:
+        completed = subprocess.run([sys.executable, "-c", "import kernellab.isolate as i; i._serve()"], input=request,
+                                   capture_output=True, text=True, timeout=PARSE_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise IsolationError(f"parsing the solution took more than {PARSE_TIMEOUT_S} s") from None
+    if completed.returncode != 0:
+        last = (completed.stderr.strip().splitlines() or ["no message"])[-1]
+        raise IsolationError(f"libclang could not parse the solution (exit status {completed.returncode}): {last}")
+    return [Parsed(tuple(Definition(**{**d, "uses": frozenset(d["uses"])}) for d in item["definitions"]),
+                   tuple(item["system_includes"])) for item in json.loads(completed.stdout)]
+
+
+def _serve() -> None:
+    """The child process of _parse_folders: the request on stdin, the parses on stdout."""
+    request = json.load(sys.stdin)
+    scratch = Path(request["scratch"])
+    parsed = [_parse(Path(folder), entry, Path(fallback) if fallback else None, scratch / f"stubs{index}")
+              for index, (folder, entry, fallback) in enumerate(request["folders"])]
+    json.dump([{"definitions": [{**d.__dict__, "uses": sorted(d.uses)} for d in item.definitions],
+                "system_includes": list(item.system_includes)} for item in parsed], sys.stdout)
+
+
+def _parse(folder: Path, entry: str, fallback: Path | None, stubs: Path) -> Parsed:
+    from clang import cindex  # only in the child process
+
+    folder = folder.resolve()
+    stubs.mkdir(parents=True)
+    (stubs / "kernellab_prelude.h").write_text(_PRELUDE)
+    args = [*_CLANG_ARGS, f"-I{folder}", *([f"-I{fallback.resolve()}"] if fallback else []),
+            "-isystem", str(stubs), "-include", str(stubs / "kernellab_prelude.h")]
+    options = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    index = cindex.Index.create()
+    unit = index.parse(str(folder / entry), args, options=options)
+    # An include that cannot be found is a fatal error, after which clang reports nothing; each
+    # becomes an empty header, and the second parse reports every error.
+    missing = {_missing_include(cursor) for cursor in unit.cursor.get_children()
+               if cursor.kind == cindex.CursorKind.INCLUSION_DIRECTIVE} - {None}
+    for name in missing:
+        (stubs / name).parent.mkdir(parents=True, exist_ok=True)
+        (stubs / name).touch()
+    if missing:
+        unit = index.parse(str(folder / entry), args, options=options)
+    definitions, system_includes = [], []
+    contents: dict[str, bytes] = {}
+    for cursor in _top_level(unit.cursor, cindex):
+        start, end = cursor.extent.start, cursor.extent.end
+        if start.file is None or end.file is None or start.file.name != end.file.name:
+            continue
+        path = Path(start.file.name).resolve()
+        if path.parent == folder:
+            file = path.name
+        elif fallback is not None and path.parent == fallback.resolve():
+            file = ""
+        else:
+            continue
+        if cursor.kind == cindex.CursorKind.INCLUSION_DIRECTIVE:
+            text = contents.setdefault(str(path), path.read_bytes())[start.offset:end.offset]
+            if b"<" in text:
+                system_includes.append(cursor.spelling)
+            continue
+        kind = _KINDS.get(cursor.kind.name)
+        if kind is None or not cursor.spelling:
+            continue
+        uses = frozenset(token.spelling for token in unit.get_tokens(extent=cursor.extent)
+                         if token.kind == cindex.TokenKind.IDENTIFIER)
+        definitions.append(Definition(cursor.spelling, kind, kind == "macro" or cursor.is_definition(), file,
+                                      start.offset, end.offset, start.line, end.line, uses - {cursor.spelling}))
+    return Parsed(tuple(definitions), tuple(dict.fromkeys(system_includes)))
+
+
+def _top_level(cursor, cindex):
+    for child in cursor.get_children():
+        if child.kind in (cindex.CursorKind.NAMESPACE, cindex.CursorKind.LINKAGE_SPEC):
+            yield from _top_level(child, cindex)
+        else:
+            yield child
+
+
+def _missing_include(cursor) -> str | None:
+    """The name of an include that no file answers, as a path below the stubs folder; None for one
+    that a file answers, or that would leave the stubs folder."""
+    try:
+        if cursor.get_included_file() is not None:
+            return None
+    except AssertionError:  # the bindings' way of saying that no file was found
+        pass
+    name = PurePosixPath(cursor.spelling)
+    return None if name.is_absolute() or ".." in name.parts or not name.parts else str(name)
+
+
+def _splice(task: Task, others: list[str], student: Parsed, reference: Parsed, texts: dict[str, bytes],
+            reference_texts: dict[str, bytes], folder: Path) -> tuple[dict[str, bytes], Isolation]:
+    """The task's files: `texts` with every function in `others` taken from the reference."""
+    own = {d.name for d in student.definitions if d.file and d.kind == "function" and d.is_definition}
+    present = {d.name for d in student.definitions} | set(others)
+    ref_order = {d.name: index for index, d in reversed(list(enumerate(reference.definitions)))}
+    by_name: dict[str, list[Definition]] = {}
+    for d in reference.definitions:
+        by_name.setdefault(d.name, []).append(d)
+
+    def reference_text(d: Definition) -> bytes:
+        text = reference_texts[d.file][d.start:d.end]
+        return b"#define " + text if d.kind == "macro" else text
+
+    # Each splice: (position in the student's translation unit, in the reference's, file, start and end
+    # of the text it replaces, the line of the text at its end, name).
+    splices, edits, added = [], [], []
+    for name in others:
+        if not any(d.kind == "function" and d.is_definition and d.file for d in by_name.get(name, [])):
+            raise IsolationError(f"a task owns {name!r}, which the reference does not define")
+        mine = [(i, d) for i, d in enumerate(student.definitions)
+                if d.name == name and d.file and d.kind == "function" and d.is_definition]
+        if mine:
+            (position, first), rest = mine[0], mine[1:]
+            splices.append((position, ref_order[name], first.file, first.start, first.end, first.end_line, name))
+            edits += [(d.file, d.start, d.end, b"\n#line %d\n" % d.end_line) for _, d in rest]
+        elif anchor := _anchor(name, student, ref_order):
+            splices.append((anchor[0], ref_order[name], *anchor[1:], name))
+            added.append(name)
+    helpers: list[str] = []
+    for _, _, file, start, end, end_line, name in sorted(splices):
+        needed = _needed(name, by_name, ref_order, present | {name} | set(task.functions))
+        present |= set(needed)
+        helpers += needed
+        parts = [reference_text(d) for h in needed for d in by_name[h] if d.file]
+        parts.append(b"\n\n".join(reference_text(d) for d in by_name[name] if d.kind == "function" and d.is_definition))
+        comment = b"// kernellab: the reference's %s, so that task %s is judged on its own code\n" % (
+            name.encode(), task.id.encode())
+        lead = b"\n\n" if start == end else b""
+        edits.append((file, start, end, lead + comment + b"\n\n".join(parts) + b"\n#line %d\n" % end_line))
+    files = dict(texts)
+    includes = [name for name in reference.system_includes if name not in student.system_includes]
+    for file in sorted({edit[0] for edit in edits}):
+        ordered = sorted((e for e in edits if e[0] == file), key=lambda e: (e[1], e[2]))
+        content, cursor, pieces = texts[file], 0, []
+        for _, start, end, replacement in ordered:
+            pieces += [content[cursor:start], replacement]
+            cursor = end
+        header = b"".join(b"#include <%s>\n" % name.encode() for name in includes)
+        files[file] = (header + b"#line 1\n" if header else b"") + b"".join(pieces) + content[cursor:]
+    own_missing = tuple(name for name in task.functions if name not in own)
+    return files, Isolation(task.id, task.tests or "", folder, task.functions, tuple(others), tuple(added),
+                            tuple(helpers), own_missing)
+
+
+def _anchor(name: str, student: Parsed, ref_order: dict[str, int]) -> tuple[float, str, int, int, int] | None:
+    """Where a function the student lacks goes, as a splice: after the student's definition of the
+    last name before it in the reference (what it uses is there by then), else before the first
+    after it; None when the student defines nothing the reference does."""
+    placed = [(ref_order[d.name], i, d) for i, d in enumerate(student.definitions)
+              if d.file and d.kind != "macro" and d.is_definition and d.name in ref_order and d.name != name]
+    if before := [entry for entry in placed if entry[0] < ref_order[name]]:
+        _, index, d = max(before, key=lambda entry: entry[:2])
+        return index + 0.5, d.file, d.end, d.end, d.end_line
+    if after := [entry for entry in placed if entry[0] > ref_order[name]]:
+        _, index, d = min(after, key=lambda entry: entry[:2])
+        return index - 0.5, d.file, d.start, d.start, d.start_line
+    return None
+
+
+def _needed(name: str, by_name: dict[str, list[Definition]], ref_order: dict[str, int], present: set[str]) -> list[str]:
+    """The reference definitions that `name`'s uses, directly or not, which the student's build
+    lacks: each after those it uses."""
+    order: list[str] = []
+    seen = present | {name}
+
+    def visit(current: str) -> None:
+        used = {use for d in by_name[current] if d.file for use in d.uses} & by_name.keys()
+        for use in sorted(used, key=ref_order.__getitem__):
+            if use not in seen:
+                seen.add(use)
+                visit(use)
+                order.append(use)
+
+    visit(name)
+    return order

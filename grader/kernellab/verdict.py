@@ -1,0 +1,105 @@
+"""The words every verb gives a test executable's run, a known-wrong version or a submission, and
+the one decision from how a run ended to its verdict.
+
+`grade` judges a run by its records, `test` and `wrong` by its JUnit report: both reduce what they
+read to a `RunEnd`, and `decide` words it. The words are strings (StrEnum), so that reports and
+JSON written before read the same.
+"""
+
+import signal
+from dataclasses import dataclass
+from enum import StrEnum
+
+# The exit status of a test executable that found no GPU and so ran no test; on the CPU backend,
+# also of one whose results were right but that warned of warp-synchronous code.
+NO_GPU_EXIT_CODE = 77
+
+
+class Verdict(StrEnum):
+    """What one test executable, or one known-wrong version, got."""
+
+    PASSED = "passed"
+    FAILED = "FAILED"
+    NO_GPU = "not run: no GPU"
+    # The CPU backend's verdict on warp-synchronous code a manifest only warns about: no points, no fail.
+    NEEDS_GPU = "not run: needs a GPU to confirm"
+    BUILD_FAILED = "build failed"
+    TIMED_OUT = "timed out"
+    # A crash's verdict names its signal: "crashed (SIGSEGV)"; see crashed().
+    CRASHED = "crashed"
+    # `wrong`: what the tests did to a known-wrong version.
+    REJECTED = "rejected"
+    NOT_REJECTED = "NOT rejected"
+    PATCH_FAILED = "patch failed"
+
+
+# Verdicts that give no verdict on the code: it could not run here.
+NOT_RUN = (Verdict.NO_GPU, Verdict.NEEDS_GPU)
+
+
+class Status(StrEnum):
+    """What became of one submission."""
+
+    GRADED = "graded"
+    # Intake refused the submission: 0 points, the student's to fix.
+    REJECTED = "rejected"
+    # Grading could not run: a problem of the grader's, never a zero.
+    NOT_GRADED = "not graded"
+
+
+# A submission with one of these has its grade; the others are graded again on the next run.
+FINAL_STATUSES = (Status.GRADED, Status.REJECTED)
+
+
+def signal_name(number: int) -> str:
+    """'SIGSEGV' for signal 11; 'signal 99' for a number no signal has."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def crashed(how: str) -> str:
+    """The verdict on a run a signal ended, 'crashed (SIGSEGV)'."""
+    return f"{Verdict.CRASHED} ({how})"
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How one run of a test executable ended, and what its results showed."""
+
+    # None when it was stopped at its time limit; minus the signal's number when a signal ended it.
+    exit_code: int | None
+    timed_out: bool = False
+    # A test case failed, or the results end early.
+    failed: bool = False
+    # Results of its own: records (grade), or failed test cases in its report (test, wrong).
+    has_results: bool = False
+    # The sandbox limit that stopped it ("memory", "processes"), if one did.
+    limit_hit: str = ""
+    # Whether NO_GPU_EXIT_CODE with right results is the CPU backend's warning of warp-synchronous code.
+    cpu_backend: bool = False
+
+
+def decide(end: RunEnd) -> str:
+    """The verdict on one run; a run passes only on exit status 0 with nothing failed."""
+    if end.limit_hit:  # first: a fork bomb also runs out of time
+        return Verdict.FAILED
+    if end.timed_out:
+        return Verdict.TIMED_OUT
+    if end.exit_code == NO_GPU_EXIT_CODE and not end.has_results:
+        return Verdict.NO_GPU
+    if end.exit_code is not None and end.exit_code < 0:
+        return crashed(signal_name(-end.exit_code))
+    if end.failed:
+        return Verdict.FAILED
+    if end.exit_code == NO_GPU_EXIT_CODE and end.cpu_backend:
+        # Every result is right here, but lockstep execution is what only a GPU can confirm.
+        return Verdict.NEEDS_GPU
+    if end.exit_code != 0:
+        return Verdict.FAILED
+    return Verdict.PASSED
+
+
+def is_crash(verdict: str) -> bool:
+    return verdict.startswith(f"{Verdict.CRASHED} (")
