@@ -6,11 +6,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernellab.commands import batch, check, grade, new, release, strip, test, wrong
+from kernellab.commands import batch, check, export, grade, new, release, serve, strip, test, wrong
 from kernellab.errors import InputError
 
 ROOT_ENVIRONMENT_VARIABLE = "KERNELLAB_ROOT"
-COMMANDS = (grade, batch, test, strip, wrong, new, check, release)
+COMMANDS = (grade, batch, test, strip, wrong, new, check, release, export, serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

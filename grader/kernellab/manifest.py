@@ -19,6 +19,8 @@ WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
 # Seconds one run of a test executable may take on a GPU, unless a manifest says (grading.timeout);
 # also `kernellab test`'s default.
 DEFAULT_TIMEOUT_S = 300
+# When Gradescope shows a test to the student (its autograder specification's values).
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 _TYPE_NAMES = {
     str: "a string",
@@ -91,6 +93,8 @@ class Grading:
     # tails, partial warps and barriers are all exercised, in blocks of one warp and of 1024.
     sanitizer_sizes: tuple[int, ...] = (1025,)
     sanitizer_block_sizes: tuple[int, ...] = (32, 1024)
+    # When Gradescope shows the hidden cases' results to the student (VISIBILITIES).
+    hidden_visibility: str = "visible"
 
 
 @dataclass(frozen=True)
@@ -356,7 +360,7 @@ def _grading(table: dict) -> Grading:
         "grading",
         {},
         {"hidden_size_ranges": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
-         "sanitizer_penalty": float, "sanitizer_sizes": list, "sanitizer_block_sizes": list},
+         "sanitizer_penalty": float, "sanitizer_sizes": list, "sanitizer_block_sizes": list, "hidden_visibility": str},
     )
     ranges = []
     for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
@@ -380,7 +384,10 @@ def _grading(table: dict) -> Grading:
         raise _error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
     sizes = {key: _positive_ints(table.get(key, getattr(defaults, key)), f"grading.{key}")
              for key in ("sanitizer_sizes", "sanitizer_block_sizes")}
-    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, **sizes)
+    visibility = table.get("hidden_visibility", defaults.hidden_visibility)
+    if visibility not in VISIBILITIES:
+        raise _error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
+    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, **sizes, hidden_visibility=visibility)
 
 
 def _positive_ints(values: list | tuple, field: str) -> tuple[int, ...]:

@@ -19,6 +19,8 @@ GRADEBOOK_FILE = "grades.csv"
 # process (the one test source a patch changes, the link, a GPU test run), so a few jobs at
 # once keep the cores busy; many would make the first builds of all jobs compete for memory.
 DEFAULT_WRONG_JOBS = max(1, (os.cpu_count() or 1) // 4)
+# How student code can be confined (kernellab/sandbox.py, kernellab/container_sandbox.py).
+SANDBOX_KINDS = ("bubblewrap", "container")
 
 
 def add_cmake_arg_option(parser: argparse.ArgumentParser) -> None:
@@ -83,5 +85,20 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="build and run student code WITHOUT the bubblewrap sandbox, e.g. where user namespaces are "
         "off; the code can then read the reference and the grader's files: only for code you trust",
+    )
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_KINDS,
+        default="bubblewrap",
+        help="how student code is confined: 'bubblewrap' (namespaces; default) or 'container' (inside an autograder "
+        "platform's container, where bubblewrap cannot run: each step as an unprivileged uid of its own, "
+        "no_new_privs, rlimits, the reference sealed by file permissions; needs root)",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="finish within SECONDS (a platform's time limit, less a margin): stages that will not fit are skipped "
+        "and the reports say so",
     )
     add_cmake_arg_option(parser)

@@ -37,6 +37,8 @@ class Entry:
     verdict: str
     output: str
     seconds: float
+    # "public" or "hidden" for a test group's entry, "" for the others.
+    group: str = ""
 
 
 def entries(grade: Grade) -> list[Entry]:
@@ -52,7 +54,8 @@ def entries(grade: Grade) -> list[Entry]:
             output = "\n".join(text for text in (task.feedback, group.detail) if text)
             rows.append(
                 Entry(f"{task.id}: {group.group} tests", task.id, group.points, group.max_points,
-                      group.verdict == Verdict.PASSED and group.points == group.max_points, group.verdict, output, group.seconds)
+                      group.verdict == Verdict.PASSED and group.points == group.max_points, group.verdict, output, group.seconds,
+                      group.group)
             )
         if task.sanitizer:
             rows.append(
@@ -97,17 +100,38 @@ def _where(grade: Grade) -> str:
     facts = grade.environment
     gpu = facts.get("gpu", "")
     if not Backend(grade.backend).on_gpu:
-        return f"Kernels ran on kernellab's CPU backend ({gpu}); hidden-case seed {grade.seed}."
+        return f"Kernels ran on kernellab's CPU backend ({gpu}); hidden-case seed {grade.seed}.{_sandbox(grade)}"
     details = ", ".join(f"{key} {facts[key]}" for key in ("driver", "sm_clock", "memory_clock") if facts.get(key))
-    return f"Graded on {gpu or 'an unknown GPU'} ({details}; CUDA {facts.get('cuda', '?')}); hidden-case seed {grade.seed}."
+    return f"Graded on {gpu or 'an unknown GPU'} ({details}; CUDA {facts.get('cuda', '?')}); hidden-case seed {grade.seed}.{_sandbox(grade)}"
 
 
-def gradescope(grade: Grade) -> dict:
-    """Gradescope's autograder results.json: one test per entry, the summary as Markdown output."""
+def _sandbox(grade: Grade) -> str:
+    return f" Sandbox: {grade.environment['sandbox']}." if grade.environment.get("sandbox") else ""
+
+
+def summary_markdown(grade: Grade) -> str:
+    """The summary as Markdown: the outcome in bold, the message (in a code block when it spans
+    lines: compiler output), the findings as a list, where it was graded, and the speed table."""
+    blocks = [f"**{grade.assignment}: {grade.score:g} of {grade.max_score:g} points ({grade.status})**"]
+    if grade.message:
+        blocks.append(f"```\n{grade.message}\n```" if "\n" in grade.message else grade.message)
+    if grade.findings:
+        blocks.append("\n".join(f"- {finding}" for finding in grade.findings))
+    blocks.append(_where(grade))
+    if rows := speed_table(grade):
+        blocks.append("\n".join(["| case | size | kernel | time (us) | GB/s |", "|---|---|---|---|---|",
+                                 *(f"| {case} | {size} | {kernel} | {micros:.1f} | {gbps:.0f} |" for case, size, kernel, micros, gbps in rows)]))
+    return "\n\n".join(blocks)
+
+
+def gradescope(grade: Grade, hidden_visibility: str = "visible") -> dict:
+    """Gradescope's autograder results.json: one test per entry tagged with its task id, the
+    hidden cases' entries shown as the manifest says (`hidden_visibility`), the summary as
+    Markdown, and the seed and the machine in extra_data."""
     return {
         "score": grade.score,
         "execution_time": round(grade.seconds),
-        "output": summary(grade),
+        "output": summary_markdown(grade),
         "output_format": "md",
         "test_output_format": "text",
         "visibility": "visible",
@@ -120,10 +144,21 @@ def gradescope(grade: Grade) -> dict:
                 "max_score": entry.max_points,
                 "status": "passed" if entry.passed else "failed",
                 "output": f"{entry.verdict}\n{entry.output}".rstrip(),
-                "visibility": "visible",
+                "tags": [entry.task],
+                "visibility": hidden_visibility if entry.group == "hidden" else "visible",
             }
             for number, entry in enumerate(entries(grade), start=1)
         ],
+        "extra_data": {
+            "student": grade.student,
+            "assignment": grade.assignment,
+            "status": grade.status,
+            "backend": grade.backend,
+            "seed": grade.seed,
+            "hidden_sizes": list(grade.hidden_sizes),
+            "environment": grade.environment,
+            "stages": grade.stages,
+        },
         "leaderboard": [
             {"name": f"{result.case} {size_name(result.size)} (GB/s)", "value": round(result.gbps(result.student_us), 1), "order": "desc"}
             for task in grade.tasks
@@ -134,9 +169,13 @@ def gradescope(grade: Grade) -> dict:
 
 
 def prairielearn(grade: Grade) -> dict:
-    """PrairieLearn's external-grader results: score from 0 to 1, gradable false when not graded."""
+    """PrairieLearn's external-grader results: score from 0 to 1. Not gradable when grading could
+    not run, or when intake refused the submission: PrairieLearn then shows the reason
+    (`format_errors`) and costs the student no attempt, instead of a zero."""
+    refused = {"format_errors": [grade.message]} if grade.status == Status.REJECTED else {}
     return {
-        "gradable": grade.status != Status.NOT_GRADED,
+        "gradable": grade.status == Status.GRADED,
+        **refused,
         "score": grade.score / grade.max_score if grade.max_score else 0.0,
         "message": summary(grade),
         "output": "",
@@ -263,9 +302,10 @@ def html_page(grade: Grade) -> str:
     )
 
 
-def write_all(grade: Grade, folder: Path) -> None:
+def write_all(grade: Grade, folder: Path, hidden_visibility: str = "visible") -> None:
     """Every report of `grade` in `folder`; grade.json last, each file replaced atomically, so a
-    folder with a grade.json holds a complete set (batch resumption relies on it)."""
+    folder with a grade.json holds a complete set (batch resumption relies on it).
+    `hidden_visibility`: the manifest's, for Gradescope's hidden-case tests."""
     folder.mkdir(parents=True, exist_ok=True)
     outputs = {
         PRAIRIELEARN_FILE: json.dumps(prairielearn(grade), indent=2) + "\n",
@@ -276,12 +316,22 @@ def write_all(grade: Grade, folder: Path) -> None:
     # Gradescope reads a results.json as a score: a submission that could not be graded gets
     # none, so the autograder run shows as failed instead of as a zero.
     if grade.status != Status.NOT_GRADED:
-        outputs[GRADESCOPE_FILE] = json.dumps(gradescope(grade), indent=2) + "\n"
+        outputs[GRADESCOPE_FILE] = json.dumps(gradescope(grade, hidden_visibility), indent=2) + "\n"
     else:
         (folder / GRADESCOPE_FILE).unlink(missing_ok=True)
     outputs[GRADE_FILE] = grade.to_json()
     for name, text in outputs.items():
         write_atomically(folder / name, text)
+
+
+def write_platform_results(grade: Grade, folder: Path, hidden_visibility: str = "visible") -> None:
+    """Gradescope's and PrairieLearn's results of a grade in progress (after a stage), so that a
+    platform that kills the run at its timeout still finds what was earned; not grade.json, whose
+    presence tells a batch that the student is finished."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / PRAIRIELEARN_FILE, json.dumps(prairielearn(grade), indent=2) + "\n")
+    if grade.status != Status.NOT_GRADED:
+        write_atomically(folder / GRADESCOPE_FILE, json.dumps(gradescope(grade, hidden_visibility), indent=2) + "\n")
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab.cpus import available_cpus
 from kernellab.sandbox import Confined, Sandbox, SandboxFailure, Step, limit_process
 from kernellab.verdict import RunEnd, signal_name
 
@@ -36,10 +37,11 @@ _OUT_OF_GPU_MEMORY = re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_ME
 
 
 def cpu_workers(step: Step) -> int:
-    """The CPU backend's OS threads for a run in `step`: one per core (its own default), but at
-    most a quarter of the step's processes, so that on a machine of hundreds of cores the threads
-    alone cannot reach the process limit and pass for a fork bomb."""
-    return max(1, min(os.cpu_count() or 1, step.processes // 4))
+    """The CPU backend's OS threads for a run in `step`: one per CPU it may use (in a container,
+    its quota, not the machine's count of cores), but at most a quarter of the step's processes,
+    so that on a machine of hundreds of cores the threads alone cannot reach the process limit
+    and pass for a fork bomb."""
+    return max(1, min(available_cpus(), step.processes // 4))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Fixtures shared by the tests."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,13 @@ def make_repo(tmp_path: Path):
         return tmp_path
 
     return make
+
+
+@pytest.fixture
+def own_umask():
+    """The container sandbox sets the grader's umask to 077 for the whole process; the tests
+    after one that grades with it need theirs back."""
+    kept = os.umask(0o022)
+    os.umask(kept)
+    yield
+    os.umask(kept)

@@ -168,7 +168,7 @@ def test_step_uids_are_taken_in_turn_so_a_released_uid_rests_before_its_reuse(tm
 
 def test_the_cpu_backends_threads_stay_well_under_a_steps_process_limit_on_a_machine_of_many_cores(monkeypatch):
     monkeypatch.delenv("KERNELLAB_CPU_WORKERS", raising=False)
-    monkeypatch.setattr(os, "cpu_count", lambda: 512)
+    monkeypatch.setattr(runner, "available_cpus", lambda: 512)
     outcome = run_python("import os; print('workers', os.environ['KERNELLAB_CPU_WORKERS'])", Step(readable=(), processes=256))
     assert "workers 64" in outcome.output
 

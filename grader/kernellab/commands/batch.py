@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     seed = args.seed if args.seed is not None else batch.resumed_seed(out)
-    grading = open_run(args.root, args.assignment, args.backend, seed, args.work, args.unsandboxed, args.cmake_args)
+    grading = open_run(args.root, args.assignment, args.backend, seed, args.work, args.unsandboxed, args.cmake_args,
+                       sandbox_kind=args.sandbox, deadline_s=args.deadline)
     grades = batch.grade_folder(grading, submissions, out, args.jobs, args.regrade)
     return 0 if batch.all_final(grades) else NOT_GRADED_EXIT_CODE

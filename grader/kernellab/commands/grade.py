@@ -34,13 +34,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("submission", type=Path, metavar="SUBMISSION", help=f"a folder or an archive ({', '.join(ARCHIVE_SUFFIXES)})")
     add_grading_options(parser)
     parser.add_argument("--out", type=Path, metavar="DIR", help="where the reports go (default: grades/<submission name>)")
+    parser.add_argument(
+        "--remote",
+        metavar="URL",
+        help="have the GPU host at URL (`kernellab serve`) grade it, for speed points on a platform without a GPU; "
+        "when the host gives no grade, grade here on the CPU backend and say so in the reports",
+    )
+    parser.add_argument("--token-file", type=Path, metavar="FILE", help="the --remote service's token (default: $KERNELLAB_TOKEN)")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from kernellab.grading.start import grade_one, open_run
+    from kernellab.remote import RemoteHost, read_token
 
     grading = open_run(args.root, args.assignment, args.backend, args.seed, args.work, args.unsandboxed, args.cmake_args,
-                       args.submission)
-    grade = grade_one(grading, args.submission, args.out)
+                       args.submission, sandbox_kind=args.sandbox, deadline_s=args.deadline)
+    remote = RemoteHost(args.remote, read_token(args.token_file)) if args.remote else None
+    grade = grade_one(grading, args.submission, args.out, remote)
     return 0 if grade.is_final else NOT_GRADED_EXIT_CODE

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from kernellab import environment
 from kernellab.backend import Backend
+from kernellab.container_sandbox import ContainerSandbox
+from kernellab.deadline import Deadline
 from kernellab.grading.resources import GpuLock, run_slots
 from kernellab.manifest import Assignment
 from kernellab.sandbox import Sandbox
@@ -34,12 +36,13 @@ class GradingRun:
         assignment: Assignment,
         backend: Backend | str,
         work: Path,
-        sandbox: Sandbox | None,
+        sandbox: Sandbox | ContainerSandbox | None,
         seed: int | None = None,
         cmake_args: tuple[str, ...] = (),
+        deadline: Deadline | None = None,
     ):
         """`sandbox` None runs student code without one: only for trusted code, or where the TA
-        said so explicitly (--unsandboxed)."""
+        said so explicitly (--unsandboxed). `deadline`: the run's time budget (deadline.py)."""
         self.assignment = assignment
         self.backend = Backend(backend)
         self.sandbox = sandbox
@@ -47,6 +50,7 @@ class GradingRun:
         self.seed = seed if seed is not None else secrets.randbits(62) + 1
         self.hidden_sizes = draw_hidden_sizes(assignment, self.seed)
         self.cmake_args = (*architecture_args(self.backend, cmake_args), *cmake_args, *self.backend.cmake_args)
+        self.deadline = deadline or Deadline(None)
         self.gpu_lock = GpuLock()
         self.run_slots = run_slots()
         self.reference = ReferenceState()

@@ -9,7 +9,10 @@ from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
 from kernellab.intake import ARCHIVE_SUFFIXES
-from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from kernellab.container_sandbox import choose_sandbox
+from kernellab.deadline import Deadline
+from kernellab.remote import RemoteHost, noted
+from kernellab.sandbox import SandboxUnavailable
 from kernellab.solution import choose_assignment
 
 
@@ -22,9 +25,15 @@ def open_run(
     unsandboxed: bool,
     cmake_args: list[str],
     submission: Path | None = None,
+    sandbox_kind: str = "bubblewrap",
+    deadline_s: float | None = None,
 ) -> GradingRun:
     """The grading run the options describe; a folder `submission` names its assignment by the
-    files it holds when `assignment_id` does not. Refuses to run without a sandbox unless `unsandboxed`."""
+    files it holds when `assignment_id` does not. Refuses to run without a sandbox (of
+    `sandbox_kind`, options.SANDBOX_KINDS) unless `unsandboxed`. `deadline_s`: the time budget
+    of the whole run (None: none)."""
+    if deadline_s is not None and deadline_s <= 0:
+        raise InputError(f"--deadline {deadline_s:g}: expected a positive number of seconds")
     assignment = choose_assignment(root, assignment_id, submission if submission and submission.is_dir() else None)
     backend = environment.choose_backend(requested_backend, root)
     work = (work or root / "build" / "grader").resolve()
@@ -33,10 +42,10 @@ def open_run(
         print("warning: --unsandboxed: student code runs without a sandbox and can read the reference", flush=True)
     else:
         try:
-            sandbox = machine_sandbox()
+            sandbox = choose_sandbox(sandbox_kind, root, work)
         except SandboxUnavailable as why:
             raise InputError(f"refusing to grade untrusted code without a sandbox: {why} (or pass --unsandboxed)") from None
-    return GradingRun(assignment, backend, work / assignment.id, sandbox, seed, tuple(cmake_args))
+    return GradingRun(assignment, backend, work / assignment.id, sandbox, seed, tuple(cmake_args), Deadline(deadline_s))
 
 
 def student_name(submission: Path) -> str:
@@ -48,14 +57,18 @@ def student_name(submission: Path) -> str:
     return name
 
 
-def grade_one(grading: GradingRun, submission: Path, out: Path | None) -> Grade:
-    """`kernellab grade`: grade one submission, write its reports to `out` (default:
-    grades/<student>) and show the grade."""
+def grade_one(grading: GradingRun, submission: Path, out: Path | None, remote: RemoteHost | None = None) -> Grade:
+    """`kernellab grade`: grade one submission (on the GPU host `remote` when given and able),
+    write its reports to `out` (default: grades/<student>) and show the grade."""
     student = student_name(submission)
     out = (out or Path("grades") / student).resolve()
-    print(f"{grading.assignment.id}: grading {display_path(submission)} on the {grading.backend} backend", flush=True)
-    grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student)
-    reports.write_all(grade, out)
+    grade, why_not_remote = remote.grade(grading, submission.resolve(), student) if remote else (None, "")
+    if grade is None:
+        print(f"{grading.assignment.id}: grading {display_path(submission)} on the {grading.backend} backend", flush=True)
+        grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student)
+        if why_not_remote:
+            grade = noted(grade, why_not_remote)
+    reports.write_all(grade, out, grading.assignment.grading.hidden_visibility)
     console.print_grade(grade)
     print(f"reports: {display_path(out)}")
     return grade
