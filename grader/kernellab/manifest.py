@@ -6,66 +6,17 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kernellab.errors import InputError
+from kernellab.manifest_fields import ManifestError, check_fields, field_error, key_path, string_list
+from kernellab.manifest_tasks import (
+    FUNCTION_NAME, PROPERTY_NAME, TASK_ID, TESTS_NAME, WARP_SYNCHRONOUS_POLICIES, Requirement, Task, parse_tasks,
+)
 
 MANIFEST_NAME = "assignment.toml"
-TASK_ID = re.compile(r"[a-z][a-z0-9-]*")
-# `tests` becomes part of a CMake target and a file name.
-TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
-# A measured property (`[[tasks.requires]]`), as the tests name it.
-PROPERTY_NAME = re.compile(r"[a-z][a-z0-9-]*")
-FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
 # Seconds one run of a test executable may take on a GPU, unless a manifest says (grading.timeout);
 # also `kernellab test`'s default.
 DEFAULT_TIMEOUT_S = 300
 # When Gradescope shows a test to the student (its autograder specification's values).
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-
-_TYPE_NAMES = {
-    str: "a string",
-    int: "an integer",
-    float: "a number with a decimal point",
-    bool: "true or false",
-    list: "an array",
-    dict: "a table",
-}
-
-
-class ManifestError(InputError):
-    pass
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """A property of the student's code that a task's tests measure, and the bound it must meet
-    (`[[tasks.requires]]`; judged by properties.py): e.g. the depth of scanIncWarp, at most 5."""
-
-    property: str
-    function: str
-    at_most: int | None = None
-    at_least: int | None = None
-    # Why the bound is what the task teaches: shown to instructors, and in the feedback.
-    why: str = ""
-
-
-@dataclass(frozen=True)
-class Task:
-    """A task is checked by a test executable (`tests`) or scored from an answers file (`answers`)."""
-
-    id: str
-    title: str
-    points: int
-    skeleton_fails: bool
-    tests: str | None = None
-    answers: str | None = None
-    warp_synchronous: str | None = None
-    # The functions of the student's code that this task owns (kernellab/isolate.py): the task's
-    # tests are built with every function another task owns taken from the reference.
-    functions: tuple[str, ...] = ()
-    # Properties the tests measure: a task whose requirement is not met earns no points.
-    requires: tuple[Requirement, ...] = ()
-
 
 @dataclass(frozen=True)
 class Grading:
@@ -197,33 +148,8 @@ def load_manifest(path: Path, root: Path) -> Assignment:
         raise
 
 
-def _fields(table: dict, where: str, required: dict[str, type], optional: dict[str, type]) -> dict:
-    """Check that `table` has exactly the allowed keys with the right types; return it."""
-    allowed = required | optional
-    for key in table:
-        if key not in allowed:
-            raise _error(_field(where, key), f"unknown key (allowed: {', '.join(allowed)})")
-    for key in required:
-        if key not in table:
-            raise _error(_field(where, key), "missing")
-    for key, value in table.items():
-        # `type() is` because TOML booleans are Python ints too.
-        if type(value) is not allowed[key]:
-            raise _error(_field(where, key), f"expected {_TYPE_NAMES[allowed[key]]}, got {value!r}")
-    return table
-
-
-def _string_list(values: list, field: str) -> tuple[str, ...]:
-    for value in values:
-        if type(value) is not str or not value:
-            raise _error(field, f"expected non-empty strings, got {value!r}")
-    if len(set(values)) != len(values):
-        raise _error(field, "lists a name twice")
-    return tuple(values)
-
-
 def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
-    _fields(
+    check_fields(
         table,
         "",
         {"id": str, "title": str, "files": dict, "build": dict, "tasks": list},
@@ -231,9 +157,9 @@ def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
     )
     directory_name = path.parent.name
     if table["id"] != directory_name:
-        raise _error("id", f"{table['id']!r} does not match the assignment's directory name {directory_name!r}")
+        raise field_error("id", f"{table['id']!r} does not match the assignment's directory name {directory_name!r}")
     reference, skeleton = _build(table["build"])
-    tasks = _tasks(table["tasks"])
+    tasks = parse_tasks(table["tasks"])
     return Assignment(
         root=root,
         manifest_path=path,
@@ -250,112 +176,40 @@ def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
 
 
 def _files(table: dict) -> Files:
-    _fields(table, "files", {"required": list, "entry": str}, {"optional": list, "aliases": dict})
-    required = _string_list(table["required"], "files.required")
+    check_fields(table, "files", {"required": list, "entry": str}, {"optional": list, "aliases": dict})
+    required = string_list(table["required"], "files.required")
     if not required:
-        raise _error("files.required", "must name at least one file")
-    optional = _string_list(table.get("optional", []), "files.optional")
+        raise field_error("files.required", "must name at least one file")
+    optional = string_list(table.get("optional", []), "files.optional")
     known = required + optional
     if overlap := set(required) & set(optional):
-        raise _error("files.optional", f"{sorted(overlap)[0]!r} is also in files.required")
+        raise field_error("files.optional", f"{sorted(overlap)[0]!r} is also in files.required")
     if table["entry"] not in known:
-        raise _error("files.entry", f"{table['entry']!r} is not in files.required or files.optional")
+        raise field_error("files.entry", f"{table['entry']!r} is not in files.required or files.optional")
     aliases = table.get("aliases", {})
     for alias, name in aliases.items():
         if type(name) is not str or name not in known:
-            raise _error(f"files.aliases.{alias!r}", f"{name!r} is not in files.required or files.optional")
+            raise field_error(f"files.aliases.{alias!r}", f"{name!r} is not in files.required or files.optional")
     return Files(required=required, optional=optional, entry=table["entry"], aliases=dict(aliases))
 
 
 def _build(table: dict) -> tuple[str, str]:
-    _fields(table, "build", {"reference": str, "skeleton": str}, {})
+    check_fields(table, "build", {"reference": str, "skeleton": str}, {})
     reference, skeleton = PurePosixPath(table["reference"]), PurePosixPath(table["skeleton"])
     for field, directory in (("build.reference", reference), ("build.skeleton", skeleton)):
         if directory.is_absolute() or ".." in directory.parts or not directory.parts:
-            raise _error(field, f"{str(directory)!r} must be a relative path inside the repository")
+            raise field_error(field, f"{str(directory)!r} must be a relative path inside the repository")
     # `strip` deletes and rewrites the skeleton directory: it must hold nothing else.
     if reference.is_relative_to(skeleton) or skeleton.is_relative_to(reference):
-        raise _error("build.skeleton", "must not contain or lie inside build.reference")
+        raise field_error("build.skeleton", "must not contain or lie inside build.reference")
     if PurePosixPath("assignments").is_relative_to(skeleton):
-        raise _error("build.skeleton", "must not contain the assignments directory")
+        raise field_error("build.skeleton", "must not contain the assignments directory")
     return str(reference), str(skeleton)
-
-
-def _tasks(tables: list) -> tuple[Task, ...]:
-    if not tables:
-        raise _error("tasks", "an assignment needs at least one [[tasks]] entry")
-    tasks = tuple(_task(table, f"tasks[{index}]") for index, table in enumerate(tables))
-    seen: set[str] = set()
-    for index, task in enumerate(tasks):
-        if task.id in seen:
-            raise _error(f"tasks[{index}].id", f"duplicate task id {task.id!r}")
-        seen.add(task.id)
-    owner: dict[str, str] = {}
-    for index, task in enumerate(tasks):
-        for function in task.functions:
-            if function in owner:
-                raise _error(f"tasks[{index}].functions", f"{function!r} is owned by task {owner[function]!r} already")
-            owner[function] = task.id
-    return tasks
-
-
-def _task(table: Any, where: str) -> Task:
-    if type(table) is not dict:
-        raise _error(where, "expected a [[tasks]] table")
-    _fields(
-        table,
-        where,
-        {"id": str, "title": str, "points": int, "skeleton_fails": bool},
-        {"tests": str, "answers": str, "warp_synchronous": str, "functions": list, "requires": list},
-    )
-    if ("tests" in table) == ("answers" in table):
-        raise _error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
-    if not TASK_ID.fullmatch(table["id"]):
-        raise _error(f"{where}.id", f"{table['id']!r} does not match {TASK_ID.pattern!r}")
-    # 0: given code that is tested (it must keep working) for no points.
-    if table["points"] < 0:
-        raise _error(f"{where}.points", f"expected a non-negative integer, got {table['points']}")
-    if "tests" in table and not TESTS_NAME.fullmatch(table["tests"]):
-        raise _error(f"{where}.tests", f"{table['tests']!r} does not match {TESTS_NAME.pattern!r}")
-    policy = table.get("warp_synchronous")
-    if policy is not None and policy not in WARP_SYNCHRONOUS_POLICIES:
-        raise _error(f"{where}.warp_synchronous", f"expected one of {WARP_SYNCHRONOUS_POLICIES}, got {policy!r}")
-    functions = _string_list(table.get("functions", []), f"{where}.functions")
-    if functions and "tests" not in table:
-        raise _error(f"{where}.functions", "only a task checked by `tests` owns functions")
-    for function in functions:
-        if not FUNCTION_NAME.fullmatch(function):
-            raise _error(f"{where}.functions", f"{function!r} is not a C++ function name")
-    if "requires" in table and "tests" not in table:
-        raise _error(f"{where}.requires", "only a task with `tests` measures properties")
-    requires = _requirements(table.get("requires", []), f"{where}.requires")
-    return Task(**{**table, "functions": functions, "requires": requires})
-
-
-def _requirements(tables: list, where: str) -> tuple[Requirement, ...]:
-    requirements = []
-    for index, table in enumerate(tables):
-        field = f"{where}[{index}]"
-        if type(table) is not dict:
-            raise _error(field, "expected a [[tasks.requires]] table")
-        _fields(table, field, {"property": str, "function": str}, {"at_most": int, "at_least": int, "why": str})
-        if not PROPERTY_NAME.fullmatch(table["property"]):
-            raise _error(f"{field}.property", f"{table['property']!r} does not match {PROPERTY_NAME.pattern!r}")
-        if not FUNCTION_NAME.fullmatch(table["function"]):
-            raise _error(f"{field}.function", f"{table['function']!r} is not a function name")
-        if "at_most" not in table and "at_least" not in table:
-            raise _error(field, "needs `at_most`, `at_least` or both")
-        if table.get("at_least", table.get("at_most")) > table.get("at_most", table.get("at_least")):
-            raise _error(field, "expected at_least <= at_most")
-        requirements.append(Requirement(**table))
-    if len({(r.function, r.property) for r in requirements}) != len(requirements):
-        raise _error(where, "requires the same property of the same function twice")
-    return tuple(requirements)
 
 
 def _grading(table: dict) -> Grading:
     defaults = Grading()
-    _fields(
+    check_fields(
         table,
         "grading",
         {},
@@ -368,31 +222,31 @@ def _grading(table: dict) -> Grading:
             isinstance(pair, (list, tuple)) and len(pair) == 2 and all(type(n) is int for n in pair)
             and 1 <= pair[0] <= pair[1] < 2**32
         ):
-            raise _error(f"grading.hidden_size_ranges[{index}]", f"expected [low, high] with 1 <= low <= high, got {pair!r}")
+            raise field_error(f"grading.hidden_size_ranges[{index}]", f"expected [low, high] with 1 <= low <= high, got {pair!r}")
         ranges.append((pair[0], pair[1]))
     share = table.get("public_share", defaults.public_share)
     if not 0 <= share <= 1:
-        raise _error("grading.public_share", f"expected a number from 0 to 1, got {share}")
+        raise field_error("grading.public_share", f"expected a number from 0 to 1, got {share}")
     timeout = table.get("timeout", defaults.timeout_s)
     cpu_timeout = table.get("cpu_timeout", defaults.cpu_timeout_s)
     for key, seconds in (("timeout", timeout), ("cpu_timeout", cpu_timeout)):
         if seconds is not None and seconds <= 0:
-            raise _error(f"grading.{key}", f"expected a positive number of seconds, got {seconds}")
-    forbidden = _string_list(table.get("forbidden", []), "grading.forbidden")
+            raise field_error(f"grading.{key}", f"expected a positive number of seconds, got {seconds}")
+    forbidden = string_list(table.get("forbidden", []), "grading.forbidden")
     penalty = table.get("sanitizer_penalty", defaults.sanitizer_penalty)
     if not 0 <= penalty <= 1:
-        raise _error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
+        raise field_error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
     sizes = {key: _positive_ints(table.get(key, getattr(defaults, key)), f"grading.{key}")
              for key in ("sanitizer_sizes", "sanitizer_block_sizes")}
     visibility = table.get("hidden_visibility", defaults.hidden_visibility)
     if visibility not in VISIBILITIES:
-        raise _error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
+        raise field_error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
     return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, **sizes, hidden_visibility=visibility)
 
 
 def _positive_ints(values: list | tuple, field: str) -> tuple[int, ...]:
     if not values or any(type(value) is not int or not 0 < value < 2**32 for value in values):
-        raise _error(field, f"expected a non-empty array of integers from 1 to 2^32 - 1, got {list(values)!r}")
+        raise field_error(field, f"expected a non-empty array of integers from 1 to 2^32 - 1, got {list(values)!r}")
     return tuple(values)
 
 
@@ -401,30 +255,21 @@ def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:
     for index, table in enumerate(tables):
         where = f"speed[{index}]"
         if type(table) is not dict:
-            raise _error(where, "expected a [[speed]] table")
-        _fields(
+            raise field_error(where, "expected a [[speed]] table")
+        check_fields(
             table,
             where,
             {"task": str, "case": str, "sizes": list, "points": int, "zero_at": float, "full_at": float},
             {"baseline": str},
         )
         if table["task"] not in task_ids:
-            raise _error(f"{where}.task", f"{table['task']!r} is not a task id")
+            raise field_error(f"{where}.task", f"{table['task']!r} is not a task id")
         sizes = table["sizes"]
         if not sizes or any(type(size) is not int or not 0 < size < 2**32 for size in sizes):
-            raise _error(f"{where}.sizes", f"expected array sizes from 1 to 2^32 - 1, got {sizes!r}")
+            raise field_error(f"{where}.sizes", f"expected array sizes from 1 to 2^32 - 1, got {sizes!r}")
         if table["points"] <= 0:
-            raise _error(f"{where}.points", f"expected a positive integer, got {table['points']}")
+            raise field_error(f"{where}.points", f"expected a positive integer, got {table['points']}")
         if not 1 <= table["full_at"] < table["zero_at"]:
-            raise _error(where, "expected 1 <= full_at < zero_at (times relative to the reference's)")
+            raise field_error(where, "expected 1 <= full_at < zero_at (times relative to the reference's)")
         cases.append(SpeedCase(**{**table, "sizes": tuple(sizes)}))
     return tuple(cases)
-
-
-def _error(field: str, message: str) -> ManifestError:
-    # The caller, load_manifest, adds the file's path.
-    return ManifestError(f"{field}: {message}")
-
-
-def _field(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
