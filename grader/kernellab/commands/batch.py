@@ -4,11 +4,12 @@ import argparse
 import json
 from pathlib import Path
 
+from kernellab import gradebook, slurm
 from kernellab.commands.grade import NOT_GRADED_EXIT_CODE, add_grading_options, grading_run
 from kernellab.errors import InputError
+from kernellab.gradebook import GRADEBOOK_FILE
 
 BATCH_FILE = "batch.json"
-GRADEBOOK_FILE = "grades.csv"
 
 EXIT_CODES = f"""\
 exit codes:
@@ -25,7 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="grade every submission in a folder and write the gradebook",
         description="Grade each subfolder or archive of DIR as one student's submission (the student's\n"
         "name is its name without the archive suffix). Reports go to OUT/students/<name>/, the\n"
-        f"gradebook to OUT/{GRADEBOOK_FILE}. Rerunning resumes: finished students are skipped.",
+        f"gradebook to OUT/{GRADEBOOK_FILE}, the class view to OUT/summary.md and summary.html.\n"
+        "Rerunning resumes: finished students are skipped. --slurm grades on a Slurm cluster.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -34,6 +36,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions built at once (default: 2)")
     parser.add_argument("--regrade", action="store_true", help="grade every submission again, finished or not")
     add_grading_options(parser)
+    gradebook.add_options(parser)
+    slurm.add_options(parser)
     return parser
 
 
@@ -48,5 +52,8 @@ def run(args: argparse.Namespace) -> int:
     # A resumed batch is the same grading run: the same hidden cases for every student.
     if args.seed is None and (out / BATCH_FILE).is_file():
         args.seed = json.loads((out / BATCH_FILE).read_text())["seed"]
-    grades = batch.grade_folder(grading_run(args), submissions, out, args.jobs, args.regrade)
+    if args.slurm or args.slurm_task or args.slurm_collect:
+        return slurm.run(args, submissions, out)
+    class_files = batch.ClassFiles(args.submissions.resolve(), gradebook.options(args))
+    grades = batch.grade_folder(grading_run(args), submissions, out, args.jobs, args.regrade, class_files)
     return 0 if all(grade is not None and grade.status in batch.FINAL_STATUSES for grade in grades.values()) else NOT_GRADED_EXIT_CODE
