@@ -120,7 +120,7 @@ def gradebook_rows(grades: "dict[str, Grade | None]", loose: dict[str, str],
     rows = []
     for name in sorted(set(grades) | set(loose) | set(roster)):
         identity = roster.get(name, {roster_key: name})
-        note = "not in the roster" if roster and name not in roster else ""
+        note = "not in the roster" if roster and name not in roster and name in grades else ""
         if name in grades:
             grade = grades[name]
             status = grade.status if grade else "not graded"

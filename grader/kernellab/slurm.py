@@ -23,6 +23,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -103,7 +104,7 @@ def submit(args: argparse.Namespace, submissions: dict[str, Path], out: Path) ->
         return collect(args, submissions, out)
     folder = out / SLURM_FOLDER
     (folder / "logs").mkdir(parents=True, exist_ok=True)
-    plan = folder / f"plan-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    plan = Path(tempfile.mkstemp(prefix=f"plan-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".json", dir=folder)[1])
     parts = slices(pending, args.slurm_students_per_task)
     _write(plan, json.dumps({"assignment": assignment.id, "slices": parts}, indent=2) + "\n")
     task_command = [*_kernellab_command(args, assignment.id, out), "--backend", backend, "--jobs", str(args.jobs),

@@ -216,8 +216,8 @@ def markdown(summary: ClassSummary) -> str:
 def _similarity_lines(similarity: Similarity) -> list[str]:
     if similarity.problem:
         return [similarity.problem]
-    lines = [f"{similarity.compared} submissions compared pairwise; {len(similarity.pairs)} pairs share "
-             f"{SIMILARITY_THRESHOLD:.0%} or more of either's code beyond the skeleton."]
+    lines = [f"{similarity.compared} submissions compared pairwise; pairs sharing {SIMILARITY_THRESHOLD:.0%} or more "
+             f"of either's code beyond the skeleton: {len(similarity.pairs)}."]
     if similarity.pairs:
         lines += ["", "| student | student | share of the first's code | share of the second's |", "|---|---|---|---|"]
         lines += [f"| {pair.first} | {pair.second} | {pair.first_share:.0%} | {pair.second_share:.0%} |"

@@ -1,0 +1,108 @@
+"""`kernellab batch --slurm` against a real single-node Slurm (slurm_cluster.py) on the CPU backend:
+a job array grades a small class of the scaffolded starter assignment (the reference and two
+known-wrong versions), a dependent job writes the gradebooks and the class summary, and a rerun
+after a lost grade grades only that student."""
+
+import csv
+import json
+import shutil
+
+import pytest
+
+from helpers import copy_build_system
+from kernellab.cli import main
+from kernellab.commands.new import scaffold
+from kernellab.commands.wrong import find_wrong_versions
+from kernellab.manifest import load_assignment
+from kernellab.patches import apply_patch, parse_patch
+from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from slurm_cluster import PARTITION, LocalSlurm, unavailable
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(unavailable()), reason=f"no Slurm test cluster: {unavailable()}")]
+
+# A generous bound for two array tasks on a shared 2-core machine (each builds the reference too).
+CLASS_TIMEOUT_S = 1800
+
+
+def sandbox_option() -> list[str]:
+    """The sandbox where this machine has one; the subject here is Slurm, not the sandbox."""
+    try:
+        machine_sandbox()
+    except SandboxUnavailable:
+        return ["--unsandboxed"]
+    return []
+
+
+def rows_of(path) -> dict[str, dict[str, str]]:
+    return {row["student"]: row for row in csv.DictReader(path.open())}
+
+
+def test_a_job_array_grades_the_class_and_a_dependent_job_writes_the_gradebook_and_summary(tmp_path, monkeypatch):
+    root = copy_build_system(tmp_path / "repo")
+    scaffold(root, "demo", None)
+    assignment = load_assignment(root, "demo")
+    submissions = tmp_path / "submissions"
+    shutil.copytree(assignment.reference_dir, submissions / "reference")
+    wrong = []
+    for task, patch_file in find_wrong_versions(assignment, None)[:2]:
+        student = f"{task.id}--{patch_file.stem}"
+        shutil.copytree(assignment.reference_dir, submissions / student)
+        apply_patch(parse_patch(patch_file), submissions / student)
+        wrong.append(student)
+    (submissions / "notes.txt").write_text("a TA's note, not a submission\n")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,submission\n"
+                      + "".join(f"Student {index},{1000 + index},s{index},login{index},A,{name}\n"
+                                for index, name in enumerate(["reference", *wrong, "absent"])))
+    out = tmp_path / "out"
+    command = ["--root", str(root), "batch", str(submissions), "--assignment", "demo", "--backend", "cpu",
+               "--out", str(out), "--work", str(tmp_path / "work"), "--cmake-arg=-DKERNELLAB_CPU_NVCC_CHECK=OFF",
+               *sandbox_option(), "--gradebook", "canvas", "--roster", str(roster),
+               "--slurm", "--slurm-partition", PARTITION, "--slurm-students-per-task", "2", "--slurm-cpus", "1",
+               "--slurm-time", "40:00"]
+    with LocalSlurm(tmp_path / "cluster") as cluster:
+        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+
+        def logs() -> str:
+            return "\n".join(f"--- {path.name}\n{path.read_text()[-4000:]}" for path in sorted((out / "slurm" / "logs").glob("*.log")))
+
+        assert main(command) == 0
+        cluster.wait_idle(CLASS_TIMEOUT_S)
+        plans = sorted((out / "slurm").glob("plan-*.json"))
+        assert len(plans) == 1
+        assert json.loads(plans[0].read_text())["slices"] == [sorted(["reference", *wrong])[:2], sorted(["reference", *wrong])[2:]]
+        assert len(list((out / "slurm" / "logs").glob("grade-*_*.log"))) == 2, logs()
+        assert (out / "grades.csv").is_file(), logs()
+
+        rows = rows_of(out / "grades.csv")
+        assert set(rows) == {"reference", *wrong, "notes.txt", "absent"}, logs()
+        assert rows["reference"]["status"] == "graded" and float(rows["reference"]["score"]) == 100, (rows["reference"], logs())
+        for student in wrong:
+            assert rows[student]["status"] == "graded" and float(rows[student]["score"]) == 0, (rows[student], logs())
+        assert rows["notes.txt"]["status"] == "not a submission" and "not an archive" in rows["notes.txt"]["message"]
+        assert rows["absent"]["status"] == "no submission" and rows["absent"]["score"] == ""
+
+        canvas = list(csv.reader((out / "grades-canvas.csv").open()))
+        assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "demo: saxpy"]
+        assert canvas[1] == ["Points Possible", "", "", "", "", "100"]
+        by_id = {line[1]: line for line in canvas[2:]}
+        assert by_id["1000"] == ["Student 0", "1000", "s0", "login0", "A", "100"]
+        assert by_id["1003"][-1] == ""  # absent: no grade, so Canvas keeps what it has
+
+        summary = (out / "summary.md").read_text()
+        assert "| 90-100 | 1 |" in summary and "| 0-10 | 2 |" in summary, summary
+        assert "| saxpy | public | 1 | 3 | 33% |" in summary and "| saxpy | hidden | 1 | 3 | 33% |" in summary, summary
+        assert "3 graded" in summary and "1 not a submission" in summary, summary
+        if "copydetect is not installed" not in summary:
+            # Known-wrong versions are the reference with one line changed: each pair shares most of its code.
+            assert "3 submissions compared pairwise; 3 pairs share" in summary, summary
+        assert "<h2>Pass rates</h2>" in (out / "summary.html").read_text()
+
+        # A lost grade (a node that died mid-write, say): the same command grades that student alone.
+        before = (out / "grades.csv").read_text()
+        shutil.rmtree(out / "students" / wrong[0])
+        assert main(command) == 0
+        cluster.wait_idle(CLASS_TIMEOUT_S)
+        newest = sorted((out / "slurm").glob("plan-*.json"))[-1]
+        assert json.loads(newest.read_text())["slices"] == [[wrong[0]]]
+        assert (out / "grades.csv").read_text() == before, logs()
