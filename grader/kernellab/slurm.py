@@ -56,8 +56,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                        help=f"CPU cores per array task (default: {DEFAULT_CPUS})")
     group.add_argument("--slurm-mem", metavar="SIZE", help="memory per array task, e.g. 32G (default: the cluster's)")
     group.add_argument("--slurm-time", default=DEFAULT_TIME_LIMIT, metavar="LIMIT",
-                       help=f"time limit per array task (default: {DEFAULT_TIME_LIMIT}); a task stopped by it "
-                       "keeps the grades it finished, and a rerun grades the rest")
+                       help=f"time limit per array task and for the collecting job (default: {DEFAULT_TIME_LIMIT}); "
+                       "a task stopped by it keeps the grades it finished, and a rerun grades the rest")
     group.add_argument("--slurm-students-per-task", type=int, default=DEFAULT_STUDENTS_PER_TASK, metavar="K",
                        help=f"students graded by one array task (default: {DEFAULT_STUDENTS_PER_TASK})")
     group.add_argument("--slurm-max-running", type=int, metavar="M", help="array tasks running at once (default: no limit)")
@@ -115,7 +115,7 @@ def submit(args: argparse.Namespace, submissions: dict[str, Path], out: Path) ->
                      *([f"--mem={args.slurm_mem}"] if args.slurm_mem else []),
                      f"--output={folder / 'logs' / 'grade-%A_%a.log'}"]
     collect_command = [*_kernellab_command(args, assignment.id, out), "--slurm-collect", *_gradebook_flags(args)]
-    collect_options = ["--time=0:30:00", "--cpus-per-task=1", f"--output={folder / 'logs' / 'collect-%j.log'}"]
+    collect_options = [f"--time={args.slurm_time}", "--cpus-per-task=1", f"--output={folder / 'logs' / 'collect-%j.log'}"]
     _write(folder / ARRAY_SCRIPT, batch_script(f"kernellab-{assignment.id}", args, array_options, task_command))
     _write(folder / COLLECT_SCRIPT, batch_script(f"kernellab-{assignment.id}-collect", args, collect_options, collect_command))
     array_job = _sbatch([sbatch, "--parsable", str(folder / ARRAY_SCRIPT)])

@@ -9,6 +9,7 @@ similarity check is copydetect's winnowing (an optional dependency: `pip install
 """
 
 import html
+import re
 import statistics
 import tempfile
 from collections import Counter
@@ -160,6 +161,8 @@ def check_similarity(assignment: Assignment, submissions: dict[str, Path]) -> Si
     pairs = []
     for index, first in enumerate(names):
         for second in names[index + 1:]:
+            if prints[first].hashes.isdisjoint(prints[second].hashes):  # most pairs of a class: nothing shared
+                continue
             _tokens, (first_share, second_share), _slices = compare_files(prints[first], prints[second])
             if max(first_share, second_share) >= SIMILARITY_THRESHOLD:
                 pairs.append(Similar(first, second, float(first_share), float(second_share)))
@@ -226,39 +229,48 @@ def _similarity_lines(similarity: Similarity) -> list[str]:
 
 
 def html_page(summary: ClassSummary) -> str:
-    """The same content as the Markdown, with the histogram drawn as bars."""
+    """The Markdown's sections as HTML, the histogram drawn as bars."""
     widest = max((count for _low, _high, count in summary.histogram), default=0) or 1
     bars = "".join(
         f'<tr><td>{low:g}-{high:g}</td><td><span class="bar" style="width:{20 * count / widest:.1f}em"></span> {count}</td></tr>'
         for low, high, count in summary.histogram
     )
+    histogram_table = f"<table><tr><th>points</th><th>students</th></tr>{bars}</table>"
     sections = markdown(summary).split("\n## ")[1:]
-    body = "".join(_markdown_section_html(section) for section in sections)
+    body = "".join(_section_html(section, histogram_table) for section in sections)
     title = f"{summary.assignment}: class summary"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif;max-width:64em;margin:2em auto}}"
         "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em}"
         ".bar{display:inline-block;height:.9em;background:#47a}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><h2>Histogram</h2><table><tr><th>points</th><th>students</th></tr>{bars}</table>"
-        f"{body}</body></html>\n"
+        f"<h1>{html.escape(title)}</h1>{body}</body></html>\n"
     )
 
 
-def _markdown_section_html(section: str) -> str:
-    """One '## ' section of the Markdown as HTML: its heading, paragraphs and tables."""
+def _section_html(section: str, histogram_table: str) -> str:
+    """One '## ' section of the Markdown as HTML, in its order: paragraphs and tables (the
+    Scores section's table is the histogram, drawn as bars)."""
     heading, *lines = section.split("\n")
     parts = [f"<h2>{html.escape(heading)}</h2>"]
-    rows = [line for line in lines if line.startswith("| ") and not line.startswith("|---")]
-    if heading == "Scores":  # its table is the histogram, drawn above
-        rows = []
-    if rows:
-        cells = [row.strip("| ").split(" | ") for row in rows]
-        head = "".join(f"<th>{html.escape(cell)}</th>" for cell in cells[0])
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in cells[1:])
-        parts.append(f"<table><tr>{head}</tr>{body}</table>")
-    parts += [f"<p>{html.escape(line)}</p>" for line in lines if line and not line.startswith("|")]
+    rows: list[list[str]] = []
+    for line in [*lines, ""]:
+        if line.startswith("|"):
+            if not line.startswith("|---"):
+                rows.append([cell.replace("\\|", "|") for cell in re.split(r"(?<!\\) \| ", line.strip("| "))])
+            continue
+        if rows:
+            parts.append(histogram_table if heading == "Scores" else _table_html(rows))
+            rows = []
+        if line:
+            parts.append(f"<p>{html.escape(line)}</p>")
     return "".join(parts)
+
+
+def _table_html(rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows[1:])
+    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _five_numbers(values: tuple[float, ...]) -> tuple[float, ...]:
