@@ -55,11 +55,16 @@ class ClassFiles:
 
 
 def grade_folder(
-    grading: GradingRun, submissions: dict[str, Path], out: Path, jobs: int, regrade: bool, class_files: ClassFiles | None
+    grading: GradingRun,
+    submissions: dict[str, Path],
+    out: Path,
+    jobs: int,
+    regrade: bool,
+    class_files: ClassFiles | None = None,
 ) -> dict[str, Grade | None]:
-    """Grade the submissions not yet finished (all of them with `regrade`), then write the
-    gradebook and the class summary (not with `class_files` None: one slice of a Slurm array);
-    every student's grade, None where none could be written."""
+    """Grade the submissions not yet finished (all of them with `regrade`), then, given
+    `class_files`, write the gradebook and the class summary (a slice of a Slurm array leaves
+    them to the job after it); every student's grade, None where none could be written."""
     reports.write_atomically(
         out / BATCH_FILE,
         json.dumps({"assignment": grading.assignment.id, "backend": grading.backend, "seed": grading.seed}, indent=2) + "\n",

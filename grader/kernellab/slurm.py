@@ -104,7 +104,9 @@ def submit(args: argparse.Namespace, submissions: dict[str, Path], out: Path) ->
         return collect(args, submissions, out)
     folder = out / SLURM_FOLDER
     (folder / "logs").mkdir(parents=True, exist_ok=True)
-    plan = Path(tempfile.mkstemp(prefix=f"plan-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".json", dir=folder)[1])
+    descriptor, plan_name = tempfile.mkstemp(prefix=f"plan-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".json", dir=folder)
+    os.close(descriptor)
+    plan = Path(plan_name)
     parts = slices(pending, args.slurm_students_per_task)
     _write(plan, json.dumps({"assignment": assignment.id, "slices": parts}, indent=2) + "\n")
     task_command = [*_kernellab_command(args, assignment.id, out), "--backend", backend, "--jobs", str(args.jobs),
@@ -179,7 +181,7 @@ def grade_task(args: argparse.Namespace, submissions: dict[str, Path], out: Path
         raise InputError(f"array task {task}: the plan {args.slurm_task} has only {len(plan['slices'])} slices")
     mine = {name: submissions[name] for name in plan["slices"][int(task)] if name in submissions}
     args.work = (args.work or args.root / "build" / "grader") / f"slurm-task-{task}"
-    return _exit_code(batch.grade_folder(grading_run(args), mine, out, args.jobs, args.regrade, None))
+    return _exit_code(batch.grade_folder(grading_run(args), mine, out, args.jobs, args.regrade))
 
 
 def collect(args: argparse.Namespace, submissions: dict[str, Path], out: Path) -> int:

@@ -5,20 +5,22 @@ and the class summary, and a rerun after a lost grade grades only that student."
 
 import csv
 import json
+import random
 import shutil
 
 import pytest
 
-from helpers import copy_build_system
-from kernellab.cli import main
+from helpers import REAL_ROOT, copy_build_system
+from kernellab.cli import build_parser, main
 from kernellab.commands.new import scaffold
 from kernellab.commands.wrong import find_wrong_versions
 from kernellab.manifest import load_assignment
 from kernellab.patches import apply_patch, parse_patch
 from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from kernellab.slurm import batch_script, slices
 from slurm_cluster import PARTITION, LocalSlurm, unavailable
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(unavailable()), reason=f"no Slurm test cluster: {unavailable()}")]
+needs_cluster = pytest.mark.skipif(bool(unavailable()), reason=f"no Slurm test cluster: {unavailable()}")
 
 # A generous bound for the array on a shared 2-core machine (three CPU-backend builds).
 CLASS_TIMEOUT_S = 1800
@@ -37,6 +39,39 @@ def rows_of(path) -> dict[str, dict[str, str]]:
     return {row["student"]: row for row in csv.DictReader(path.open())}
 
 
+def test_slices_hold_every_student_once_in_order():
+    chooser = random.Random(31)
+    for _ in range(50):
+        students = [f"s{index:03d}" for index in range(chooser.randint(1, 120))]
+        per_task = chooser.randint(1, 13)
+        parts = slices(students, per_task)
+        assert [name for part in parts for name in part] == students, (len(students), per_task)
+        assert all(len(part) == per_task for part in parts[:-1]) and 1 <= len(parts[-1]) <= per_task, (len(students), per_task)
+
+
+def test_the_batch_script_carries_the_options_and_quotes_the_command(tmp_path):
+    args = build_parser().parse_args(["batch", "subs", "--out", "out", "--slurm", "--slurm-partition", "gpu-h100",
+                                      "--slurm-account", "course42", "--slurm-sbatch-arg=--qos=short"])
+    script = batch_script("kernellab-pbb", args, ["--array=0-29%4", "--gres=gpu:1"],
+                          ["python3", "-m", "kernellab", "batch", str(tmp_path / "a folder; rm -rf ~")])
+    lines = script.splitlines()
+    assert lines[0] == "#!/bin/bash"
+    assert [line for line in lines if line.startswith("#SBATCH")] == [
+        "#SBATCH --job-name=kernellab-pbb", "#SBATCH --partition=gpu-h100", "#SBATCH --account=course42",
+        "#SBATCH --qos=short", "#SBATCH --array=0-29%4", "#SBATCH --gres=gpu:1"]
+    assert lines[-1] == f"exec python3 -m kernellab batch '{tmp_path}/a folder; rm -rf ~'"
+
+
+def test_without_sbatch_the_slurm_option_says_where_to_run_it(tmp_path, monkeypatch, capsys):
+    (tmp_path / "submissions" / "ada").mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch here
+    code = main(["--root", str(REAL_ROOT), "batch", str(tmp_path / "submissions"), "--assignment", "pbb",
+                 "--out", str(tmp_path / "out"), "--slurm"])
+    assert code == 2 and "no sbatch on PATH" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@needs_cluster
 def test_a_job_array_grades_the_class_and_a_dependent_job_writes_the_gradebook_and_summary(tmp_path, monkeypatch):
     root = copy_build_system(tmp_path / "repo")
     scaffold(root, "demo", None)
