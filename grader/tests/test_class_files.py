@@ -6,6 +6,7 @@ import csv
 import random
 import shutil
 import statistics
+import sys
 
 import pytest
 
@@ -146,3 +147,12 @@ def test_copydetect_finds_known_wrong_versions_of_one_solution_and_not_an_indepe
     independent = [value for pair, value in share.items() if "independent" in pair]
     assert min(copies) >= 0.8 and max(independent, default=0) <= 0.7, share
     assert not any("skeleton" in pair for pair in share), f"the skeleton is the base code, it shares nothing: {share}"
+
+
+def test_without_copydetect_the_summary_says_how_to_install_it(assignment, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "copydetect", None)  # what an environment without it gives: ImportError
+    write_files(tmp_path, {"ada/kernels.cuh": (assignment.reference_dir / "kernels.cuh").read_text()})
+    found = check_similarity(assignment, {"ada": tmp_path / "ada"})
+    assert found.problem == "not checked: copydetect is not installed; pip install 'kernellab[similarity]' (copydetect)"
+    summary = summarize(assignment, {"ada": graded("ada", 100)}, {}, found)
+    assert found.problem in markdown(summary)
