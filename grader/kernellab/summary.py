@@ -5,7 +5,8 @@ rate per test group (public, hidden); the distribution of the speed ratios (the 
 over the reference's); the most common first failures of each task; and a similarity report over
 the submissions, with the skeleton as base code (its code is not counted as shared). The
 similarity check is copydetect's winnowing (an optional dependency: `pip install
-'kernellab[similarity]'`; it runs offline); without it the summary says so.
+'kernellab[similarity]'`; it runs offline); without it the summary says so. copydetect hashes
+with Python's per-process string hash, so a pair's share can move by a few points between runs.
 """
 
 import html
