@@ -6,25 +6,26 @@ the student finishes (grade.json last), and a rerun skips every student whose gr
 graded or rejected: a batch killed at any moment resumes without losing or duplicating a grade.
 """
 
-import csv
-import io
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from kernellab import reports
+from kernellab import gradebook, reports, summary
 from kernellab.console import console
 from kernellab.errors import InputError, display_path
+from kernellab.gradebook import GradebookOptions
 from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
 from kernellab.grading.start import student_name
 from kernellab.intake import ARCHIVE_SUFFIXES
-from kernellab.options import BATCH_FILE, GRADEBOOK_FILE
+from kernellab.manifest import Assignment
+from kernellab.options import BATCH_FILE
 from kernellab.verdict import Status
 
 
@@ -57,23 +58,50 @@ def all_final(grades: dict[str, Grade | None]) -> bool:
     return all(grade is not None and grade.is_final for grade in grades.values())
 
 
-def grade_folder(grading: GradingRun, submissions: dict[str, Path], out: Path, jobs: int, regrade: bool) -> dict[str, Grade | None]:
-    """Grade the submissions not yet finished (all of them with `regrade`), then write the
-    gradebook and show the summary; every student's grade, None where none could be written."""
+@dataclass(frozen=True)
+class ClassFiles:
+    """What the class files are made of besides the grades: the submissions folder (its loose
+    entries get gradebook rows) and the gradebook's format and roster."""
+
+    folder: Path
+    gradebook: GradebookOptions
+
+
+def grade_folder(
+    grading: GradingRun,
+    submissions: dict[str, Path],
+    out: Path,
+    jobs: int,
+    regrade: bool,
+    class_files: ClassFiles | None = None,
+) -> dict[str, Grade | None]:
+    """Grade the submissions not yet finished (all of them with `regrade`), then, given
+    `class_files`, write the gradebook and the class summary (a slice of a Slurm array leaves
+    them to the job after it); every student's grade, None where none could be written."""
     reports.write_atomically(
         out / BATCH_FILE,
         json.dumps({"assignment": grading.assignment.id, "backend": grading.backend, "seed": grading.seed}, indent=2) + "\n",
     )
-    pending = [name for name in submissions if regrade or _finished(out, name) is None]
+    pending = [name for name in submissions if regrade or finished(out, name) is None]
     console.print(
         f"{grading.assignment.id}: {len(submissions)} submissions, {len(submissions) - len(pending)} already graded, "
         f"{len(pending)} to grade on the {grading.backend} backend"
     )
     _grade_all(grading, submissions, pending, out, jobs)
-    grades = {name: _finished(out, name) or _read_grade(out, name) for name in submissions}
-    write_gradebook(grading, grades, out / GRADEBOOK_FILE)
+    if class_files is None:
+        return {name: _read_grade(out, name) for name in submissions}
+    return collect(grading.assignment, submissions, out, class_files)
+
+
+def collect(assignment: Assignment, submissions: dict[str, Path], out: Path, class_files: ClassFiles) -> dict[str, Grade | None]:
+    """The gradebook and the class summary from the grades in `out`, and the table of grades;
+    every student's grade, None where none was written."""
+    grades = {name: _read_grade(out, name) for name in submissions}
+    loose = gradebook.loose_entries(class_files.folder, submissions)
+    written = gradebook.write_gradebooks(assignment, grades, loose, out, class_files.gradebook)
+    written += summary.write_summary(assignment, submissions, grades, loose, out)
     _print_summary(grades)
-    console.print(f"gradebook: {display_path(out / GRADEBOOK_FILE)}; reports: {display_path(out / 'students')}")
+    console.print(f"gradebook and class summary: {', '.join(map(display_path, written))}; reports: {display_path(out / 'students')}")
     return grades
 
 
@@ -126,28 +154,9 @@ def _read_grade(out: Path, student: str) -> Grade | None:
         return None
 
 
-def _finished(out: Path, student: str) -> Grade | None:
+def finished(out: Path, student: str) -> Grade | None:
     grade = _read_grade(out, student)
     return grade if grade is not None and grade.is_final else None
-
-
-def write_gradebook(grading: GradingRun, grades: dict[str, Grade | None], path: Path) -> None:
-    """One row per student and one column per task, importable into an LMS."""
-    task_ids = list(grading.assignment.task_ids)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "status", "score", "max_score", *task_ids, "message"])
-    for student in sorted(grades):
-        grade = grades[student]
-        if grade is None:
-            writer.writerow([student, Status.NOT_GRADED, "", "", *([""] * len(task_ids)), "no grade was written"])
-            continue
-        points = {task.id: f"{task.points:g}" for task in grade.tasks}
-        score = f"{grade.score:g}" if grade.is_final else ""
-        writer.writerow(
-            [student, grade.status, score, f"{grade.max_score:g}", *(points.get(task, "") for task in task_ids), grade.message]
-        )
-    reports.write_atomically(path, buffer.getvalue())
 
 
 def _print_summary(grades: dict[str, Grade | None]) -> None:

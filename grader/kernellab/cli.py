@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernellab import __version__
 from kernellab.commands import batch, check, export, grade, new, release, serve, strip, test, wrong
 from kernellab.errors import InputError
 
@@ -30,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernellab", description="kernellab: check a solution against an assignment's tests, generate skeletons, prove the tests reject known-wrong versions.")
+    parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
     parser.add_argument(
         "--root",
         metavar="DIR",

@@ -10,6 +10,8 @@ import html
 import io
 import json
 import os
+import socket
+import threading
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
@@ -335,7 +337,9 @@ def write_platform_results(grade: Grade, folder: Path, hidden_visibility: str = 
 
 
 def write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
+    # A temporary name of this process and thread: writers of the same file (the array tasks of
+    # a Slurm batch, on several nodes) never write into each other's temporary file.
+    temporary = path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(temporary, "w", encoding="utf-8") as out:
         out.write(text)
         out.flush()

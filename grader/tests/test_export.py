@@ -16,7 +16,7 @@ import pytest
 
 from helpers import REAL_ROOT, copy_build_system
 from kernellab.cli import main
-from kernellab.commands.new import scaffold
+from kernellab.scaffold import scaffold
 from kernellab.manifest import load_assignment
 
 SCHEMAS = Path(__file__).parent / "schemas"

@@ -88,3 +88,8 @@ def test_on_the_cpu_backend_a_batch_passes_the_reference_and_fails_the_skeleton_
             assert verdicts == ["passed", "passed"] and float(rows[student]["score"]) == 100, grade
         else:
             assert "passed" not in verdicts and float(rows[student]["score"]) == 0, (student, verdicts)
+    # The class view of the batch: the reference alone passes, the other four score 0.
+    summary = (out / "summary.md").read_text()
+    assert "| 0-10 | 4 |" in summary and "| 90-100 | 1 |" in summary, summary
+    assert "| saxpy | public | 1 | 5 | 20% |" in summary, summary
+    assert "| saxpy | hidden | 1 | 5 | 20% |" in summary, summary

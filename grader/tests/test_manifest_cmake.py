@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, write_files
-from kernellab.commands.new import scaffold
+from kernellab.scaffold import scaffold
 from kernellab.manifest import ManifestError, load_assignment
 from kernellab.manifest_cmake import cmake_text, write_cmake_file
 

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import REAL_ROOT, copy_build_system
 from kernellab.cli import main
-from kernellab.commands.new import scaffold
+from kernellab.scaffold import scaffold
 from kernellab.grading.model import Grade
 from kernellab.grading.run import GradingRun
 from kernellab.grading.start import open_run

@@ -3,6 +3,7 @@
 import argparse
 from pathlib import Path
 
+from kernellab import gradebook, slurm
 from kernellab.errors import InputError
 from kernellab.options import GRADEBOOK_FILE, NOT_GRADED_EXIT_CODE, add_grading_options
 
@@ -21,7 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="grade every submission in a folder and write the gradebook",
         description="Grade each subfolder or archive of DIR as one student's submission (the student's\n"
         "name is its name without the archive suffix). Reports go to OUT/students/<name>/, the\n"
-        f"gradebook to OUT/{GRADEBOOK_FILE}. Rerunning resumes: finished students are skipped.",
+        f"gradebook to OUT/{GRADEBOOK_FILE}, the class view to OUT/summary.md and summary.html.\n"
+        "Rerunning resumes: finished students are skipped. --slurm grades on a Slurm cluster.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -30,6 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions built at once (default: 2)")
     parser.add_argument("--regrade", action="store_true", help="grade every submission again, finished or not")
     add_grading_options(parser)
+    gradebook.add_options(parser)
+    slurm.add_options(parser)
     return parser
 
 
@@ -43,7 +47,11 @@ def run(args: argparse.Namespace) -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     seed = args.seed if args.seed is not None else batch.resumed_seed(out)
+    if args.slurm or args.slurm_task or args.slurm_collect:
+        args.seed = seed
+        return slurm.run(args, submissions, out)
     grading = open_run(args.root, args.assignment, args.backend, seed, args.work, args.unsandboxed, args.cmake_args,
                        sandbox_kind=args.sandbox, deadline_s=args.deadline)
-    grades = batch.grade_folder(grading, submissions, out, args.jobs, args.regrade)
+    class_files = batch.ClassFiles(args.submissions.resolve(), gradebook.options(args))
+    grades = batch.grade_folder(grading, submissions, out, args.jobs, args.regrade, class_files)
     return 0 if batch.all_final(grades) else NOT_GRADED_EXIT_CODE
