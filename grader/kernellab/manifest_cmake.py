@@ -1,4 +1,4 @@
-"""The manifest as the build reads it: `python3 -S -m kernellab.manifest_cmake MANIFEST OUTPUT`
+"""The manifest as the build reads it: `python3 -S -P -m kernellab.manifest_cmake MANIFEST OUTPUT`
 loads `assignments/<id>/assignment.toml` with the grader's own reader (kernellab.manifest) and
 writes a CMake file that sets what the harness's CMake needs of it, so that CMake never parses
 TOML itself. The harness runs it at configure time (grader/harness/CMakeLists.txt); the standard
