@@ -29,7 +29,7 @@ from kernellab import cmake, environment, runner, sanitizer, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
 from kernellab.intake import Intake, SubmissionRejected, take
-from kernellab.judge import TestCaseResult, by_test_case, judge
+from kernellab.judge import TestCaseResult, by_test_case, judge, own_results
 from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
 from kernellab.sandbox import Sandbox, SandboxFailure, Step, build_step, fresh_output, run_step, toolchain_paths
@@ -62,6 +62,10 @@ RUN_SLOTS = 2 * (os.cpu_count() or 1)
 # runs under several thread orders.
 CPU_BACKEND_SLOWDOWN = 10
 OUTPUT_TAIL_LINES = 6
+# The role each grading build's test executables are compiled for (harness kernellab/record.hpp):
+# a student's records device results only, the reference's the expected results too.
+STUDENT_ROLE = "-DKERNELLAB_RECORD_ROLE=student"
+REFERENCE_ROLE = "-DKERNELLAB_RECORD_ROLE=reference"
 
 
 class GpuLock:
@@ -258,7 +262,8 @@ class GradingRun:
         build_dir = self.reference_build
         targets = test_targets(self.assignment, self.times_speed)
         try:
-            built = build(self.assignment, self.assignment.reference_dir, build_dir, targets, self.cmake_args, sandbox=None)
+            built = build(self.assignment, self.assignment.reference_dir, build_dir, targets,
+                          (*self.cmake_args, REFERENCE_ROLE), sandbox=None)
         finally:
             self._reference_built.set()
         broken = {target: errors for target, errors in built.items() if errors is not None}
@@ -295,7 +300,6 @@ class GradingRun:
                     environment={
                         **self.group_environment(group),
                         "KERNELLAB_RECORD": str(record),
-                        "KERNELLAB_RECORD_EXPECTED": "1",
                         # The reference's results are the same under any thread order: one is enough.
                         **({"KERNELLAB_CPU_ORDERS": "1"} if self.backend == "cpu" else {}),
                     },
@@ -305,7 +309,7 @@ class GradingRun:
             if not alone and _may_owe_to_neighbours(outcome):
                 return job
             recorded = read_records(record)
-            results = judge(recorded.records, recorded.records)
+            results = judge(recorded.records, own_results(recorded.records))
             failures = [result for result in results if not result.passed]
             if outcome.exit_code != 0 or recorded.problem or not results or failures:
                 if outcome.timed_out or outcome.signal_name:  # its records say less than how it ended
@@ -433,7 +437,8 @@ def _grade_files(
     with ThreadPoolExecutor(1) as background:
         reference = background.submit(run.prepare_reference)
         prebuilt = run.prebuilt_mains()
-        cmake_args = (*run.cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}") if prebuilt else run.cmake_args
+        cmake_args = (*run.cmake_args, STUDENT_ROLE)
+        cmake_args = (*cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}") if prebuilt else cmake_args
         built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), cmake_args, run.sandbox,
                       readable=prebuilt)
         stages["build"] = time.monotonic() - started

@@ -15,7 +15,8 @@ MAGIC = b"KLR1"
 MAX_HEADER_BYTES = 1 << 16
 MAX_PAYLOAD_BYTES = 1 << 31
 
-_ROLES = ("device", "expected", "bound")
+# "end" closes a run's records (written by the harness's main once the tests have run).
+_ROLES = ("device", "expected", "bound", "end")
 
 
 @dataclass(frozen=True)

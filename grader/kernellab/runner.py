@@ -87,9 +87,11 @@ def run(
     environment: Mapping[str, str] = {},
     sandbox: Sandbox | None = None,
     step: Step | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> RunOutcome:
     """Run `command` in `cwd` with only the passed-through and the given environment variables;
-    inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it)."""
+    inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it). The
+    descriptors `pass_fds` stay open in the program (the speed program's pipes to the grader)."""
     env = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
     if step is not None:
         env.setdefault("KERNELLAB_CPU_WORKERS", str(cpu_workers(step)))
@@ -105,7 +107,7 @@ def run(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=confined.preexec,
-            pass_fds=confined.pass_fds,
+            pass_fds=(*confined.pass_fds, *pass_fds),
         )
         output = _BoundedOutput()
         reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
