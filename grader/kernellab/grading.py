@@ -28,12 +28,14 @@ from pathlib import Path
 from kernellab import cmake, environment, runner, sanitizer, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
+from kernellab.binary_checks import symbols_in_binaries
 from kernellab.intake import Intake, SubmissionRejected, take
 from kernellab.judge import TestCaseResult, by_test_case, judge, own_results
 from kernellab.manifest import Assignment, Task
 from kernellab.records import read_records
 from kernellab.sandbox import Sandbox, SandboxFailure, Step, build_step, fresh_output, run_step, toolchain_paths
 from kernellab.speed import SpeedResult
+from kernellab.static_checks import forbidden_in_sources
 
 GROUPS = ("public", "hidden")
 # The CPU backend's verdict on warp-synchronous code a manifest only warns about: no points, no fail.
@@ -827,28 +829,6 @@ def answer_matches(given: object, answer: int | float, tolerance: float) -> bool
     return abs(given - answer) <= tolerance * abs(answer)
 
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-
-
-def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """Per file name, 'file:line uses cub' for each forbidden word in its code (not comments)."""
-    if not forbidden:
-        return {}
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
-    findings: dict[str, tuple[str, ...]] = {}
-    for path in sorted(solution.iterdir()):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        code = _COMMENT.sub(lambda match: re.sub(r"[^\n]", " ", match.group()), text)
-        found = tuple(
-            f"{path.name}:{number} uses {match[1]}, which this assignment forbids"
-            for number, line in enumerate(code.splitlines(), start=1)
-            if (match := pattern.search(line))
-        )
-        if found:
-            findings[path.name] = found
-    return findings
-
-
 def solution_files_by_target(build_dir: Path, names: set[str]) -> dict[str, set[str]] | None:
     """Per CMake target, which of the files `names` its objects include (by file name: the CPU
     backend compiles rewritten copies), from Ninja's dependency log; None without one."""
@@ -866,46 +846,3 @@ def solution_files_by_target(build_dir: Path, names: set[str]) -> dict[str, set[
         elif target and (name := Path(line.strip()).name) in names:
             included.setdefault(target, set()).add(name)
     return included
-
-
-# Functions a program must not define: libc's clocks, which the harness and the speed timer
-# read. Defined in the executable, one replaces libc's for the whole process (the CUDA runtime's
-# own functions need no entry: linked statically, a second definition fails to link). Not
-# libstdc++'s clocks: some toolchains link libstdc++ statically, so its definitions are there.
-DENIED_DEFINITIONS = frozenset({
-    "clock_gettime", "__clock_gettime", "__clock_gettime64", "gettimeofday", "time", "clock", "times", "timespec_get",
-})
-
-
-def symbols_in_binaries(
-    build_dir: Path, assignment_id: str, targets: list[str], forbidden: tuple[str, ...], baseline: Path
-) -> dict[str, tuple[str, ...]]:
-    """Per built program (test executable or SPEED_TARGET), what its symbols show, from `nm -C`,
-    beyond what the same program built from the reference (in `baseline`) shows: the forbidden
-    libraries it links (what a macro trick cannot hide from the linker; the CUDA runtime's own
-    dlopen is no finding) and the clocks it defines itself. Nothing when nm is missing."""
-    if shutil.which("nm") is None:
-        return {}
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE) if forbidden else None
-
-    def shown(program: Path) -> tuple[set[str], set[str]]:
-        """The forbidden names among the program's symbols, and the denied functions it defines."""
-        if not program.is_file():
-            return set(), set()
-        listing = subprocess.run(["nm", "-C", str(program)], capture_output=True, text=True, errors="replace").stdout
-        names = {match[1].lower() for match in pattern.finditer(listing)} if pattern else set()
-        defined = {line.split(" ", 2)[2] for line in listing.splitlines() if re.match(r"\S+ [TWDBRV] ", line)}
-        return names, DENIED_DEFINITIONS & defined
-
-    found: dict[str, tuple[str, ...]] = {}
-    for target in targets:
-        names, defined = shown(executable(build_dir, assignment_id, target))
-        reference_names, reference_defined = shown(executable(baseline, assignment_id, target))
-        findings = [f"the {target} build links {name}, which this assignment forbids" for name in sorted(names - reference_names)]
-        findings += [
-            f"the {target} build defines {name} itself, which would replace the clock the grader times with"
-            for name in sorted(defined - reference_defined)
-        ]
-        if findings:
-            found[target] = tuple(findings)
-    return found
