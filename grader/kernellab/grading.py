@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kernellab import cmake, environment, runner, sanitizer, speed
+from kernellab import cmake, environment, gpu_memory, runner, sanitizer, speed
 from kernellab.cmake import BUILD_FAILED, CRASHED, FAILED, NO_GPU, PASSED, TIMED_OUT
 from kernellab.errors import InputError
 from kernellab.binary_checks import symbols_in_binaries
@@ -308,7 +308,7 @@ class GradingRun:
                 )
             if outcome.exit_code == cmake.NO_GPU_EXIT_CODE:
                 return None  # no records: every student group of this executable is "not run: no GPU"
-            if not alone and _may_owe_to_neighbours(outcome):
+            if not alone and _may_owe_to_neighbours(outcome, time.monotonic()):
                 return job
             recorded = read_records(record)
             results = judge(recorded.records, own_results(recorded.records))
@@ -557,6 +557,8 @@ class GroupRun:
     records: Path
     outcome: runner.RunOutcome
     step: Step
+    # time.monotonic() when the run ended: with its seconds, when the GPU's memory mattered.
+    ended: float
 
 
 def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
@@ -576,7 +578,7 @@ def run_group(run: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
         )
     (job / "logs").mkdir(exist_ok=True)
     (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
-    return GroupRun(tests, group, records, outcome, step)
+    return GroupRun(tests, group, records, outcome, step, time.monotonic())
 
 
 def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
@@ -611,13 +613,21 @@ def judge_group(run: GradingRun, ran: GroupRun) -> GroupResult:
         detail = _failure_detail(detail, failed, produced.problem, outcome, len(checks))
     # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
     # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
-    return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=not _may_owe_to_neighbours(outcome))
+    return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=not _may_owe_to_neighbours(outcome, ran.ended))
 
 
-def _may_owe_to_neighbours(outcome: runner.RunOutcome) -> bool:
-    """Whether a run may have failed through the runs beside it: out of time or out of GPU memory,
-    but not at its own sandbox limit."""
-    return not outcome.limit_hit and bool(outcome.timed_out or _OUT_OF_GPU_MEMORY.search(outcome.output))
+def _may_owe_to_neighbours(outcome: runner.RunOutcome, ended: float) -> bool:
+    """Whether a run may have failed through the runs beside it: out of time, or out of GPU memory
+    while the grader saw the device nearly full (what the run printed alone decides nothing, where
+    the grader watches the device), but not at its own sandbox limit."""
+    if outcome.limit_hit:
+        return False
+    if outcome.timed_out:
+        return True
+    if not _OUT_OF_GPU_MEMORY.search(outcome.output):
+        return False
+    use = gpu_memory.machine_use()
+    return (use.nearly_full(ended - outcome.seconds, ended) if use else None) is not False
 
 
 def confirm_alone(run: GradingRun, job: Path, results: dict[tuple[str, str], GroupResult]) -> dict[tuple[str, str], GroupResult]:

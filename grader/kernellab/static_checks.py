@@ -30,7 +30,7 @@ GRADER = Path(__file__).resolve().parents[1]
 HARNESS_INCLUDE = GRADER / "harness" / "include"
 # The CPU backend's cuda_runtime.h: g++ can preprocess what includes it, with or without a toolkit.
 CPU_INCLUDE = GRADER / "cpu" / "include"
-PREPROCESS_TIMEOUT_S = 60
+PREPROCESS_TIMEOUT_S = 20
 # Student code preprocessed as a student build of the CPU backend compiles it.
 DEFINES = ("-DKERNELLAB_RECORD_ROLE=1", "-DKERNELLAB_CPU_BACKEND=1", "-DKERNELLAB_CATCH2_MAJOR=2")
 
@@ -102,27 +102,39 @@ def _preprocess(source: Path, solution: Path, tests: Path | None, _content: str)
     if compiler is None:
         return Preprocessed(problem="no C++ compiler to read the code with")
     with tempfile.TemporaryDirectory(prefix="kernellab-pp-") as work:
-        output = Path(work) / "out.i"
         flags = ["-x", "c++", "-std=c++17", *DEFINES, *include_dirs(solution, tests), str(source)]
-        outcome = _run_limited([compiler, "-E", "-dD", *flags, "-o", str(output)], source, output)
-        # The compiler removes its output when it fails: what it read up to a fatal error is lost.
-        text = output.read_text(encoding="utf-8", errors="replace") if output.exists() else ""
-        result = _parse(text, solution)
+        result, outcome = _expand(compiler, flags, source, solution, Path(work))
+        if outcome.exit_code != 0 and not outcome.timed_out:
+            # A header missing here (CUB without a CUDA toolkit, a file the build generates) stops
+            # the preprocessor: the headers the file names, with an empty stand-in for each missing
+            # one, let it read the whole file.
+            deps = Path(work) / "deps"
+            _run_limited([compiler, "-M", "-MG", *flags, "-MF", str(deps)], source, deps)
+            named = deps.read_text(encoding="utf-8", errors="replace").replace("\\\n", " ").split()[2:] if deps.exists() else []
+            stand_ins = Path(work) / "missing" / "include"
+            for header in named:
+                if not Path(header).is_absolute() and not Path(header).exists():
+                    (stand_ins / header).parent.mkdir(parents=True, exist_ok=True)
+                    (stand_ins / header).touch()
+            result, outcome = _expand(compiler, [*flags, "-idirafter", str(stand_ins)], source, solution, Path(work))
         if outcome.timed_out or outcome.exit_code != 0:
             errors = [line for line in outcome.output.splitlines() if "error" in line][:2]
             result.problem = "timed out" if outcome.timed_out else "; ".join(errors) or f"exit status {outcome.exit_code}"
-            # The include graph at least: the headers it names, those that are missing here too.
-            deps = Path(work) / "deps"
-            _run_limited([compiler, "-M", "-MG", *flags, "-MF", str(deps)], source, deps)
-            named = deps.read_text(encoding="utf-8", errors="replace").replace("\\\n", " ").split() if deps.exists() else []
-            result.includes += [(source.name, 0, header, False) for header in named[2:]]
     return result
+
+
+def _expand(compiler: str, flags: list[str], source: Path, solution: Path, work: Path) -> tuple[Preprocessed, runner.RunOutcome]:
+    output = work / "out.i"
+    outcome = _run_limited([compiler, "-E", "-dD", *flags, "-o", str(output)], source, output)
+    # The compiler removes its output when it fails: what it read up to a fatal error is lost.
+    text = output.read_text(encoding="utf-8", errors="replace") if output.exists() else ""
+    return _parse(text, solution), outcome
 
 
 def _run_limited(command: list[str], source: Path, output: Path) -> runner.RunOutcome:
     """The compiler on student code: bounded in time, memory and what it writes, like any run of it."""
     output.touch()
-    step = Step((source,), (output,), memory_bytes=2 << 30, processes=16, file_bytes=256 << 20)
+    step = Step((source,), (output,), memory_bytes=2 << 30, processes=16, file_bytes=64 << 20)
     return runner.run(command, output.parent, PREPROCESS_TIMEOUT_S, step=step)
 
 
