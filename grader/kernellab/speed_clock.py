@@ -9,12 +9,14 @@ is checked against the reference's for the same seed (speed.py). The pipes are t
 only channel to the grader, passed as two descriptors; what the program prints goes to its log.
 """
 
+import json
 import os
 import select
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 from kernellab import runner
@@ -25,8 +27,6 @@ TIME = "time"
 OVERHEAD = "overhead"
 # Longer replies than this are no reply of the harness's.
 MAX_REPLY_BYTES = 4096
-# How often a wait for a reply looks whether the program still runs.
-POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,8 @@ class _Ended(Exception):
 
 
 class _Replies:
-    def __init__(self, descriptor: int, running: Callable[[], bool], deadline: float):
+    def __init__(self, descriptor: int, deadline: float):
         self._descriptor = descriptor
-        self._running = running
         self._deadline = deadline
         self._buffer = b""
 
@@ -67,13 +66,9 @@ class _Replies:
             remaining = self._deadline - time.monotonic()
             if remaining <= 0:
                 raise _Ended("no reply before the time limit")
-            ready, _, _ = select.select([self._descriptor], [], [], min(remaining, POLL_S))
-            if not ready:
-                if not self._running():
-                    raise _Ended("the program ended")
-                continue
-            block = os.read(self._descriptor, MAX_REPLY_BYTES)
-            if not block:
+            ready, _, _ = select.select([self._descriptor], [], [], remaining)
+            block = os.read(self._descriptor, MAX_REPLY_BYTES) if ready else b""
+            if ready and not block:
                 raise _Ended("the program ended")
             self._buffer += block
         line, _, self._buffer = self._buffer.partition(b"\n")
@@ -96,55 +91,83 @@ def serve(
     sandbox: Sandbox | None,
 ) -> Served:
     """Run `program` on every case at every size (sizes outer, as the harness serves them), each
-    case's repetitions being `orders(case, size)`: (TIME or OVERHEAD, seed) pairs."""
-    served = Served()
+    case's repetitions being `orders(case, size)`: (TIME or OVERHEAD, seed) pairs. The clock runs
+    in a process of its own (`python -m kernellab.speed_clock`), where no thread of the grader's
+    (another grade's, in a batch) can hold it up."""
+    plan = {"cases": list(cases), "sizes": list(sizes), "timeout_s": timeout_s,
+            "orders": {f"{case} {size}": orders(case, size) for size in sizes for case in cases}}
     commands_read, commands_write = os.pipe()
     replies_read, replies_write = os.pipe()
-    outcome: list[runner.RunOutcome] = []
-    command = [str(program), "--cases", ",".join(cases), "--sizes", ",".join(map(str, sizes)),
-               "--commands", str(commands_read), "--replies", str(replies_write)]
-    running = threading.Thread(target=lambda: outcome.append(runner.run(
-        command, cwd=log.parent, timeout_s=timeout_s, sandbox=sandbox, step=run_step(program, [], gpu=True),
-        pass_fds=(commands_read, replies_write),
-    )))
-    running.start()
-    replies = _Replies(replies_read, running.is_alive, time.monotonic() + timeout_s)
-    theirs_open = True
     try:
-        for size in sizes:
-            for case in cases:
+        clock = subprocess.Popen(
+            [sys.executable, "-m", "kernellab.speed_clock", str(commands_write), str(replies_read)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(commands_write, replies_read),
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        )
+    finally:
+        os.close(commands_write)
+        os.close(replies_read)
+    try:
+        clock.stdin.write(json.dumps(plan).encode())
+        clock.stdin.close()
+        command = [str(program), "--cases", ",".join(cases), "--sizes", ",".join(map(str, sizes)),
+                   "--commands", str(commands_read), "--replies", str(replies_write)]
+        ran = runner.run(command, cwd=log.parent, timeout_s=timeout_s, sandbox=sandbox, step=run_step(program, [], gpu=True),
+                         pass_fds=(commands_read, replies_write))
+    finally:
+        # The program's end is now an end of file for the clock, whatever state it left the pipes in.
+        os.close(commands_read)
+        os.close(replies_write)
+        # The clock stops at its own deadline at the latest.
+        answer = clock.stdout.read()
+        clock.stdout.close()
+        clock.wait()
+    log.write_text(ran.output, encoding="utf-8")
+    served = _served(answer)
+    if served.problem and (ran.exit_code != 0 or ran.timed_out):
+        state = "timed out" if ran.timed_out else f"exited with status {ran.exit_code}"
+        last = [line for line in ran.output.splitlines() if line.strip()][-3:]
+        served.problem = f"{served.problem}; the speed run {state}: " + " / ".join(last)
+    return served
+
+
+def _served(answer: bytes) -> Served:
+    try:
+        data = json.loads(answer)
+        return Served({(case, int(size)): value for case, size, value in data["bytes"]},
+                      [Repetition(*fields) for fields in data["repetitions"]], data["problem"])
+    except (ValueError, KeyError, TypeError) as error:
+        return Served(problem=f"the grader's clock failed: {error}")
+
+
+def _clock(commands: int, replies_from: int, plan: dict) -> Served:
+    """The clock's process: drive the program through `plan`, time each repetition."""
+    served = Served()
+    replies = _Replies(replies_from, time.monotonic() + plan["timeout_s"])
+    try:
+        for size in plan["sizes"]:
+            for case in plan["cases"]:
                 said = replies.expect("ready")
                 if said[:2] != [case, str(size)] or len(said) != 3:
                     raise _Ended(f"ready for {' '.join(said)[:80]!r}, not for {case} at size {size}")
-                if theirs_open:  # the program has its own copies now: its end is then an end of file here
-                    os.close(commands_read)
-                    os.close(replies_write)
-                    theirs_open = False
                 served.bytes[(case, size)] = float(said[2])
-                for kind, seed in orders(case, size):
+                for kind, seed in plan["orders"][f"{case} {size}"]:
                     replies.expect("armed")
                     started = time.perf_counter()
-                    os.write(commands_write, f"{kind} {seed}\n".encode())
+                    os.write(commands, f"{kind} {seed}\n".encode())
                     digest = replies.expect("done")
                     micros = (time.perf_counter() - started) * 1e6
                     served.repetitions.append(Repetition(case, size, kind, seed, micros, digest[0] if digest else ""))
                 replies.expect("armed")
-                os.write(commands_write, b"next\n")
+                os.write(commands, b"next\n")
         replies.expect("finished")
     except (_Ended, OSError, ValueError) as error:
         served.problem = str(error)
-    finally:
-        os.close(commands_write)
-        running.join()
-        os.close(replies_read)
-        if theirs_open:
-            os.close(commands_read)
-            os.close(replies_write)
-    ran = outcome[0] if outcome else None
-    if ran is not None:
-        log.write_text(ran.output, encoding="utf-8")
-        if served.problem and (ran.exit_code != 0 or ran.timed_out):
-            state = "timed out" if ran.timed_out else f"exited with status {ran.exit_code}"
-            last = [line for line in ran.output.splitlines() if line.strip()][-3:]
-            served.problem = f"{served.problem}; the speed run {state}: " + " / ".join(last)
     return served
+
+
+if __name__ == "__main__":
+    measured = _clock(int(sys.argv[1]), int(sys.argv[2]), json.load(sys.stdin))
+    json.dump({"bytes": [[case, size, value] for (case, size), value in measured.bytes.items()],
+               "repetitions": [list(astuple(repetition)) for repetition in measured.repetitions],
+               "problem": measured.problem}, sys.stdout)
