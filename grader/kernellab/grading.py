@@ -68,6 +68,19 @@ OUTPUT_TAIL_LINES = 6
 # a student's records device results only, the reference's the expected results too.
 STUDENT_ROLE = "-DKERNELLAB_RECORD_ROLE=student"
 REFERENCE_ROLE = "-DKERNELLAB_RECORD_ROLE=reference"
+# The CPU backend's own default number of thread orders per launch (grader/cpu/src/runtime.cpp).
+CPU_ORDERS = 3
+
+
+def student_build_args(backend: str) -> tuple[str, ...]:
+    """What a build of student code fixes at compile time: its role, and on the CPU backend the
+    thread orders of the race check (as the TA's KERNELLAB_CPU_ORDERS says), which the student's
+    process could otherwise change in its own environment."""
+    if backend != "cpu":
+        return (STUDENT_ROLE,)
+    chosen = os.environ.get("KERNELLAB_CPU_ORDERS", "")
+    orders = int(chosen) if chosen.isdigit() and int(chosen) > 0 else CPU_ORDERS
+    return (STUDENT_ROLE, f"-DKERNELLAB_CPU_FIXED_ORDERS={orders}")
 
 
 class GpuLock:
@@ -439,7 +452,7 @@ def _grade_files(
     with ThreadPoolExecutor(1) as background:
         reference = background.submit(run.prepare_reference)
         prebuilt = run.prebuilt_mains()
-        cmake_args = (*run.cmake_args, STUDENT_ROLE)
+        cmake_args = (*run.cmake_args, *student_build_args(run.backend))
         cmake_args = (*cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}") if prebuilt else cmake_args
         built = build(assignment, solution, job / "build", test_targets(assignment, run.times_speed), cmake_args, run.sandbox,
                       readable=prebuilt)
