@@ -6,7 +6,6 @@ honestly or not: no GPU is needed to see what the grader measures and what it re
 
 import hashlib
 import stat
-import textwrap
 from pathlib import Path
 
 import pytest
