@@ -5,11 +5,10 @@ wherever they sit in the submission; anything else (their copy of the tests, bui
 listed as ignored, because the grader builds with its own. A submission is refused whole, with a
 message a TA can act on, when it holds a link, a device file, a path leaving the archive, an
 oversized file, a name that appears twice, no copy of a required file, or code that reaches into
-the test harness that records its results.
+the test harness that records its results (read as the compiler reads it: static_checks.py).
 """
 
 import os
-import re
 import stat
 import tarfile
 import zipfile
@@ -17,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from kernellab import static_checks
 from kernellab.errors import InputError
 from kernellab.manifest import Assignment
 
@@ -25,18 +25,6 @@ MAX_FILE_BYTES = 4 << 20
 MAX_ENTRIES = 10_000
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 _READ_BLOCK = 1 << 16
-# What a solution never needs and a forgery of test results does: the harness's record and check
-# machinery (an include of it, its names: a #define or a specialization aimed at the tests), and
-# the calls that rewrite code in memory. The harness's CUDA helpers (kernellab/cuda_check.hpp,
-# device_buffer.hpp), which students copy from the tests, stay allowed.
-_HARNESS_TAMPERING = re.compile(
-    r"#\s*include\s*[<\"]kernellab/(?:record|compare|catch)\.hpp"
-    r"|\b(?:Recorder|recordEqual|recordClose|recordArray|CaseScope|KL_REQUIRE_EQUAL|KL_REQUIRE_CLOSE|KL_CAPTURE)\b"
-    r"|\bCatch::|\b(?:mprotect|process_vm_writev|ptrace)\b|/proc/self/mem"
-)
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-
-
 class SubmissionRejected(InputError):
     """The submission cannot be graded as it is; the message says why."""
 
@@ -80,7 +68,7 @@ def take(submission: Path, assignment: Assignment, destination: Path) -> Intake:
             str(entry.path) for entry in source.entries() if entry.kind == "file" and entry not in chosen.values()
         )
     _require(assignment, set(chosen), submission.name)
-    _refuse_harness_tampering(destination, submission.name)
+    _refuse_harness_tampering(destination, assignment, submission.name)
     return Intake(tuple(sorted(chosen)), ignored)
 
 
@@ -120,18 +108,23 @@ def _require(assignment: Assignment, names: set[str], label: str) -> None:
             raise SubmissionRejected(f"{label} holds {' and '.join(sorted(both))}: the same file twice; submit one")
 
 
-def _refuse_harness_tampering(taken: Path, label: str) -> None:
+def _refuse_harness_tampering(taken: Path, assignment: Assignment, label: str) -> None:
     """Refuse code that reaches into the harness: results are recorded in the process that runs
-    the student's code, so such code could forge them; comments are not looked at."""
+    the student's code, so such code could forge them. Read as the compiler reads it
+    (static_checks.py): comments, strings, line splices and macros cannot hide it."""
+    tests = assignment.root / "assignments" / assignment.id / "tests"
+    given = assignment.reference_dir if assignment.reference_dir.is_dir() else assignment.skeleton_dir
+    protected = static_checks.protected_names(tests, static_checks.HARNESS_INCLUDE,
+                                              allowed=static_checks.defined_macros(given) if given.is_dir() else set())
     for path in sorted(taken.iterdir()):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        code = _COMMENTS.sub(lambda comment: "\n" * comment.group().count("\n"), text)
-        for number, line in enumerate(code.splitlines(), start=1):
-            if found := _HARNESS_TAMPERING.search(line):
-                raise SubmissionRejected(
-                    f"{label}: {path.name}:{number} reaches into the grader's test harness ({found.group().strip()}); "
-                    "a solution may not touch the code that records test results"
-                )
+        if path.suffix not in static_checks.SOURCE_SUFFIXES:
+            continue  # read only where code includes it, as part of that code
+        if found := static_checks.harness_tampering(path, taken, tests, protected):
+            where, what = found
+            raise SubmissionRejected(
+                f"{label}: {where} reaches into the grader's test harness ({what}); "
+                "a solution may not touch the code that records test results"
+            )
 
 
 def _kind_of_mode(mode: int) -> str:

@@ -4,6 +4,11 @@ It runs in the grader's own process and never loads student code. The reference 
 give the expected results (the test's host models, computed with the reference's operators); the
 student's records give what the student's kernels produced for the same inputs. Nothing the
 student's process prints or returns can make a check pass: a missing record fails its check.
+
+A student's build records device results only (its role is fixed when the grader builds it), once
+per check, and its main closes the file with an end record. A file that breaks that was written by
+something else than the harness (a static constructor, an atexit handler): every check of the run
+fails, with what was found. A record for a check the reference did not make fails the run too.
 """
 
 import re
@@ -45,8 +50,21 @@ class TestCaseResult:
         return self.failed == 0
 
 
-def judge(expected: Iterable[Record], produced: Iterable[Record]) -> list[CheckResult]:
-    """One result per check that the reference recorded an expected result for, in its order."""
+# The test name of the one failed result that a forged record file gets.
+FORGED_RECORDS = "(the run's records)"
+# Roles a test executable's run writes: the student's build records no expected results.
+_OWN_ROLES = ("device", "end")
+
+
+def judge(expected: Sequence[Record], produced: Sequence[Record]) -> list[CheckResult]:
+    """One result per check that the reference recorded an expected result for, in its order;
+    a single failed result when `produced` is not what the harness of a student build writes."""
+    if not any(want.role == "expected" for want in expected):
+        # Nothing to compare is never a pass: the reference's records were lost or replaced (by
+        # a run that could reach them) after the reference run was checked.
+        return [CheckResult("(the reference's records)", "", "", 0, False, NO_EXPECTED_RESULTS)]
+    if problem := forgery(expected, produced):
+        return [CheckResult(FORGED_RECORDS, "", "", 0, False, f"forged records, not the harness's: {problem}")]
     devices = {record.key: record for record in produced if record.role == "device"}
     bounds = {record.key: record for record in expected if record.role == "bound"}
     results = []
@@ -60,11 +78,33 @@ def judge(expected: Iterable[Record], produced: Iterable[Record]) -> list[CheckR
             else compare(got, want, bounds.get(want.key))
         )
         results.append(CheckResult(want.test, want.case, want.check, want.ordinal, message == "", message))
-    if not results:
-        # Nothing to compare is never a pass: the reference's records were lost or replaced (by
-        # a run that could reach them) after the reference run was checked.
-        results.append(CheckResult("(the reference's records)", "", "", 0, False, NO_EXPECTED_RESULTS))
     return results
+
+
+def own_results(records: Iterable[Record]) -> list[Record]:
+    """What a run records of its own: a reference run's file less the expected results and
+    bounds, for judging the reference against itself."""
+    return [record for record in records if record.role in _OWN_ROLES]
+
+
+def forgery(expected: Sequence[Record], produced: Sequence[Record]) -> str:
+    """Why `produced` cannot be a student build's own records of the checks in `expected`, or ""."""
+    checks = {want.key for want in expected if want.role == "expected"}
+    seen: set[tuple] = set()
+    for index, record in enumerate(produced):
+        where = f"{record.test} / {record.case} / {record.check} #{record.ordinal}"
+        if record.role not in _OWN_ROLES:
+            return f"a record of role {record.role!r} ({where}), which only the reference's build writes"
+        if record.role == "end":
+            if index != len(produced) - 1:
+                return f"{len(produced) - 1 - index} record(s) after the end of the tests (written at exit?)"
+            continue
+        if record.key in seen:
+            return f"two results for one check ({where})"
+        seen.add(record.key)
+        if record.key not in checks:
+            return f"a result for a check the tests do not make ({where})"
+    return ""
 
 
 def by_test_case(results: Sequence[CheckResult]) -> list[TestCaseResult]:

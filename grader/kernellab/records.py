@@ -15,8 +15,9 @@ MAGIC = b"KLR1"
 MAX_HEADER_BYTES = 1 << 16
 MAX_PAYLOAD_BYTES = 1 << 31
 
-# "property": a measurement for a task's [[tasks.requires]] (properties.py).
-_ROLES = ("device", "expected", "bound", "property")
+# "property": a measurement for a task's [[tasks.requires]] (properties.py); "end" closes a
+# run's records (written by the harness's main once the tests have run).
+_ROLES = ("device", "expected", "bound", "property", "end")
 
 
 @dataclass(frozen=True)

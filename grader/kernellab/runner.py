@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab import gpu_memory
 from kernellab.cpus import available_cpus
 from kernellab.sandbox import Confined, Sandbox, SandboxFailure, Step, limit_process
 from kernellab.verdict import RunEnd, signal_name
@@ -52,6 +53,8 @@ class RunOutcome:
     output: str
     # The sandbox limit that stopped the run ("memory", "processes"), if one did.
     limit_hit: str = ""
+    # time.monotonic() when the run ended: with `seconds`, when the GPU's memory mattered.
+    ended: float = 0.0
 
     @property
     def signal_name(self) -> str:
@@ -65,9 +68,18 @@ class RunOutcome:
         return RunEnd(self.exit_code, self.timed_out, failed, has_results, self.limit_hit, cpu_backend)
 
     def may_owe_to_neighbours(self) -> bool:
-        """Whether the run may have failed through the runs beside it: out of time or out of GPU
-        memory, but not at its own sandbox limit (a crash or a wrong result is the run's own)."""
-        return not self.limit_hit and bool(self.timed_out or _OUT_OF_GPU_MEMORY.search(self.output))
+        """Whether the run may have failed through the runs beside it: out of time, or out of GPU
+        memory while the grader saw the device nearly full (what the run printed decides nothing
+        where the grader watches the device), but not at its own sandbox limit (a crash or a
+        wrong result is the run's own)."""
+        if self.limit_hit:
+            return False
+        if self.timed_out:
+            return True
+        if not _OUT_OF_GPU_MEMORY.search(self.output):
+            return False
+        use = gpu_memory.machine_use()
+        return use is None or use.nearly_full(self.ended - self.seconds, self.ended) is not False
 
     def summary(self) -> str:
         """'timed out', or 'exit status 1', 'exit status -11 (SIGSEGV)'."""
@@ -114,9 +126,11 @@ def run_program(
     environment: Mapping[str, str] = {},
     sandbox: Sandbox | None = None,
     step: Step | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> RunOutcome:
     """Run `command` in `cwd` with only the passed-through and the given environment variables;
-    inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it)."""
+    inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it). The
+    descriptors `pass_fds` stay open in the program (the speed program's pipes to the grader)."""
     env = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
     if step is not None:
         env.setdefault("KERNELLAB_CPU_WORKERS", str(cpu_workers(step)))
@@ -132,7 +146,7 @@ def run_program(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=confined.preexec,
-            pass_fds=confined.pass_fds,
+            pass_fds=(*confined.pass_fds, *pass_fds),
         )
         output = _BoundedOutput()
         reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
@@ -153,7 +167,8 @@ def run_program(
             raise SandboxFailure(f"the sandbox could not start {command[0]}: {output.text().strip()[:500]}")
         if sandbox and step and exit_code is not None and SANDBOX_SIGNAL_BASE < exit_code <= SANDBOX_SIGNAL_BASE + 64:
             exit_code = SANDBOX_SIGNAL_BASE - exit_code  # bubblewrap's "killed by signal N", as Popen words it
-        return RunOutcome(exit_code, timed_out, time.monotonic() - started, output.text(), confined.limit_hit())
+        ended = time.monotonic()
+        return RunOutcome(exit_code, timed_out, ended - started, output.text(), confined.limit_hit(), ended)
 
 
 @contextmanager

@@ -1,23 +1,26 @@
 """Speed: time the student's cases against the reference's and the baselines on the same GPU.
 
 The speed program (`<id>_speed`, harness kernellab/speed.hpp) is built twice, against the
-student's files and against the reference. The grader runs the two alternately, ROUNDS times per
-array size, each run timing every repetition with fresh inputs and a flushed L2, and takes the
-median. The reference's runs also time the baselines (a copy kernel moving the same bytes, CUB).
+student's files and against the reference (only the reference's build has the baselines: a copy
+kernel moving the same bytes, CUB). The grader runs the two alternately, ROUNDS times, and times
+every repetition with its own clock (speed_clock.py): the program only obeys, and a repetition's
+input comes from a seed drawn from the grading run's secret seed and sent when the clock starts.
+A case's time is the median over rounds of each run's median, less the reference's median
+overhead for the same case (the same repetition without the call: input fill, digest, the pipes).
 A case earns speed points only if every timed output's digest equals the reference's for the
-same input, and never when it claims more bandwidth than a copy of its bytes could have.
+same seed, and never when it claims more bandwidth than a copy of its bytes could have.
 """
 
-import json
+import hashlib
 import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import runner
 from kernellab.manifest import SpeedCase
-from kernellab.sandbox import Sandbox, fresh_output, run_step
+from kernellab.sandbox import Sandbox
+from kernellab.speed_clock import OVERHEAD, TIME, Served, serve
 
 ROUNDS = 3
 REPETITIONS = 15
@@ -30,7 +33,9 @@ COPY_BASELINE = "copy"
 IMPLAUSIBLE_OVER_COPY = 1.25
 # Speed points move in steps of this share of a case's points, so noise cannot move them often.
 POINT_STEPS = 10
-MAX_LINE_COUNT = 100_000
+# A time at or below the overhead is no time at all: this many microseconds stand for it, which
+# the copy-bandwidth check then flags.
+LEAST_MICROS = 1e-3
 
 
 class SpeedError(Exception):
@@ -66,12 +71,55 @@ class SpeedResult:
         return self.bytes / (micros * 1e3) if micros else None
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Timing:
-    micros: dict[tuple[str, int], list[float]]  # (case, size) -> the median of each run
-    digests: dict[tuple[str, int], dict[int, set[str]]]  # (case, size) -> repetition -> digests seen
+    micros: dict[tuple[str, int], list[float]]  # (case, size) -> each run's median time
+    overhead: dict[tuple[str, int], list[float]]  # (case, size) -> each run's median overhead
+    digests: dict[tuple[str, int], dict[int, str]]  # (case, size) -> seed -> digest
     bytes: dict[tuple[str, int], float]
     problems: list[str]
+
+    @classmethod
+    def empty(cls) -> "_Timing":
+        return cls({}, {}, {}, {}, [])
+
+    def add(self, served: Served) -> None:
+        if served.problem:
+            self.problems.append(served.problem)
+        self.bytes |= served.bytes
+        for kind, into in ((TIME, self.micros), (OVERHEAD, self.overhead)):
+            per_case: dict[tuple[str, int], list[float]] = {}
+            for repetition in served.repetitions:
+                if repetition.kind == kind:
+                    per_case.setdefault((repetition.case, repetition.size), []).append(repetition.micros)
+            for key, times in per_case.items():
+                into.setdefault(key, []).append(statistics.median(times))
+        for repetition in served.repetitions:
+            if repetition.kind == TIME:
+                self.digests.setdefault((repetition.case, repetition.size), {})[repetition.seed] = repetition.digest
+
+    def net_micros(self, key: tuple[str, int], overhead: float | None) -> float | None:
+        """The median over runs less `overhead`; None without a run."""
+        measured = _median(self.micros.get(key))
+        if measured is None or overhead is None:
+            return None
+        return max(measured - overhead, LEAST_MICROS)
+
+
+def repetition_seed(run_seed: int, round_number: int, case: str, size: int, repetition: int) -> int:
+    """The seed of one repetition's input: secret with the run's seed, new for every repetition."""
+    text = f"{run_seed}/{round_number}/{case}/{size}/{repetition}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "little") >> 1
+
+
+def _orders(run_seed: int, round_number: int, with_overhead: bool):
+    """What the grader asks of a run in one round: each repetition timed, and for the reference
+    each one's overhead too (the same seed without the call), interleaved."""
+    def orders(case: str, size: int) -> list[tuple[str, int]]:
+        seeds = [repetition_seed(run_seed, round_number, case, size, repetition) for repetition in range(REPETITIONS)]
+        kinds = (TIME, OVERHEAD) if with_overhead else (TIME,)
+        return [(kind, seed) for seed in seeds for kind in kinds]
+    return orders
 
 
 def points_per_size(case: SpeedCase) -> float:
@@ -98,80 +146,48 @@ def measure(
     """Each of `cases` at each of its sizes, timed and scored; both programs run in `sandbox`
     (when given), so that neither side's timing has a cost the other has not."""
     work.mkdir(parents=True, exist_ok=True)
-    student = _Timing({}, {}, {}, [])
-    reference = _Timing({}, {}, {}, [])
+    student = _Timing.empty()
+    reference = _Timing.empty()
     sizes = sorted({size for case in cases for size in case.sizes})
     names = sorted({case.case for case in cases})
+    baselines = sorted({COPY_BASELINE} | {case.baseline for case in cases if case.baseline})
     for round_number in range(ROUNDS):
         # Alternate which side goes first, so a drift in clocks favours neither.
-        baselines = sorted({COPY_BASELINE} | {case.baseline for case in cases if case.baseline})
-        sides = [(reference_program, reference, [*names, *baselines]), (student_program, student, names)]
-        for program, timing, run_names in sides if round_number % 2 == 0 else reversed(sides):
-            out = work / f"{'reference' if timing is reference else 'student'}-{round_number}.jsonl"
-            _run(program, run_names, sizes, seed, out, timing, sandbox)
+        sides = [(reference_program, reference, [*names, *baselines], "reference"), (student_program, student, names, "student")]
+        for program, timing, run_names, side in sides if round_number % 2 == 0 else reversed(sides):
+            orders = _orders(seed, round_number, with_overhead=timing is reference)
+            log = work / f"{side}-{round_number}.log"
+            timing.add(serve(program, run_names, sizes, orders, log, RUN_TIMEOUT_S, sandbox))
     return [_score(case, size, student, reference) for case in cases for size in case.sizes]
-
-
-def _run(
-    program: Path, cases: Sequence[str], sizes: Sequence[int], seed: int, out: Path, timing: _Timing, sandbox: Sandbox | None
-) -> None:
-    fresh_output(out)
-    outcome = runner.run_program(
-        [str(program), "--cases", ",".join(cases), "--sizes", ",".join(map(str, sizes)),
-         "--repetitions", str(REPETITIONS), "--seed", str(seed), "--out", str(out)],
-        cwd=out.parent,
-        timeout_s=RUN_TIMEOUT_S,
-        sandbox=sandbox,
-        step=run_step(program, [out], gpu=True),
-    )
-    if outcome.exit_code != 0:
-        last = [line for line in outcome.output.splitlines() if line.strip()][-3:]
-        state = "timed out" if outcome.timed_out else f"exited with status {outcome.exit_code}"
-        timing.problems.append(f"a speed run {state}: " + " / ".join(last))
-    per_run: dict[tuple[str, int], list[float]] = {}
-    lines = out.read_text(encoding="utf-8", errors="replace").splitlines()[:MAX_LINE_COUNT] if out.is_file() else []
-    for line in lines:
-        try:
-            row = json.loads(line)
-            key = (str(row["case"]), int(row["size"]))
-            micros, repetition, digest = float(row["host_us"]), int(row["repetition"]), str(row["digest"])
-            timing.bytes[key] = float(row["bytes"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        if not (key[0] in cases and key[1] in sizes and micros > 0 and 0 <= repetition < REPETITIONS):
-            continue
-        per_run.setdefault(key, []).append(micros)
-        timing.digests.setdefault(key, {}).setdefault(repetition, set()).add(digest)
-    for key, times in per_run.items():
-        timing.micros.setdefault(key, []).append(statistics.median(times))
 
 
 def _score(case: SpeedCase, size: int, student: _Timing, reference: _Timing) -> SpeedResult:
     key = (case.case, size)
     base = dict(task=case.task, case=case.case, size=size, max_points=points_per_size(case), bytes=reference.bytes.get(key, 0.0))
-    copy_us = _median(reference.micros.get((COPY_BASELINE, size)))
-    base["baseline"] = case.baseline
-    base["baseline_us"] = _median(reference.micros.get((case.baseline, size)))
-    want = reference.digests.get(key, {})
-    if len(reference.micros.get(key, [])) < ROUNDS or any(len(digests) != 1 for digests in want.values()):
-        problem = "; ".join(reference.problems) or "the reference's timings are incomplete or inconsistent"
+    if len(reference.micros.get(key, [])) < ROUNDS or len(reference.overhead.get(key, [])) < ROUNDS:
+        problem = "; ".join(reference.problems) or "the reference's timings are incomplete"
         raise SpeedError(f"the reference's speed run of {case.case} at size {size} failed: {problem}")
-    reference_us = statistics.median(reference.micros[key])
+    overhead = statistics.median(reference.overhead[key])
+    reference_us = reference.net_micros(key, overhead)
+    copy_key = (COPY_BASELINE, size)
+    copy_us = reference.net_micros(copy_key, _median(reference.overhead.get(copy_key)))
+    base["baseline"] = case.baseline
+    base["baseline_us"] = reference.net_micros((case.baseline, size), _median(reference.overhead.get((case.baseline, size))))
+    want = reference.digests.get(key, {})
     got = student.digests.get(key, {})
-    student_runs = student.micros.get(key, [])
-    if len(student_runs) < ROUNDS or len(got) < REPETITIONS:
+    if len(student.micros.get(key, [])) < ROUNDS or set(got) != set(want):
         problem = "; ".join(student.problems) or "no timing for every repetition"
         return SpeedResult(points=0.0, reference_us=reference_us, copy_us=copy_us, problem=problem, **base)
-    student_us = statistics.median(student_runs)
-    wrong = sorted(repetition for repetition, digests in got.items() if digests != want.get(repetition))
+    student_us = student.net_micros(key, overhead)
+    wrong = [seed for seed, digest in want.items() if got[seed] != digest]
     measured = dict(student_us=student_us, reference_us=reference_us, copy_us=copy_us)
     if wrong:
         problem = (
-            f"the output of timed repetition {wrong[0]} differs from the reference's for the same input "
-            f"({len(wrong)} of {REPETITIONS} wrong): results kept between calls, or a race that timing exposes?"
+            f"the output of {len(wrong)} of {len(want)} timed repetitions differs from the reference's for the same "
+            "input: results kept between calls, or a race that timing exposes?"
         )
         return SpeedResult(points=0.0, problem=problem, **measured, **base)
-    copy_bytes = reference.bytes.get((COPY_BASELINE, size))
+    copy_bytes = reference.bytes.get(copy_key)
     if copy_us and copy_bytes and base["bytes"] / student_us > IMPLAUSIBLE_OVER_COPY * copy_bytes / copy_us:
         problem = "implausible: faster than a copy kernel moving the same bytes; a TA should look at this submission"
         return SpeedResult(points=0.0, problem=problem, **measured, **base)
@@ -186,18 +202,19 @@ def local_table(cases: Sequence[SpeedCase], program: Path, work: Path) -> list[t
     """(case, size, kernel, microseconds, GB/s) of each case and its baselines, timed once on this
     machine's GPU: the student's own speed table (the grader's scores compare with the reference)."""
     work.mkdir(parents=True, exist_ok=True)
-    timing = _Timing({}, {}, {}, [])
+    timing = _Timing.empty()
     names = sorted({case.case for case in cases})
     baselines = sorted({COPY_BASELINE} | {case.baseline for case in cases if case.baseline})
-    _run(program, [*names, *baselines], sorted({size for case in cases for size in case.sizes}), 1,
-         work / "speed.jsonl", timing)
+    sizes = sorted({size for case in cases for size in case.sizes})
+    timing.add(serve(program, [*names, *baselines], sizes, _orders(1, 0, with_overhead=True), work / "speed.log",
+                     RUN_TIMEOUT_S, None))
+    if timing.problems:
+        raise SpeedError("; ".join(timing.problems))
     rows = []
     for case in cases:
         for size in case.sizes:
             for kernel in (case.case, case.baseline, COPY_BASELINE):
-                micros = _median(timing.micros.get((kernel, size)))
-                if kernel and micros:
+                micros = timing.net_micros((kernel, size), _median(timing.overhead.get((kernel, size)))) if kernel else None
+                if micros:
                     rows.append((case.case, size, kernel, micros, timing.bytes[(kernel, size)] / (micros * 1e3)))
-    if timing.problems:
-        raise SpeedError("; ".join(timing.problems))
     return rows

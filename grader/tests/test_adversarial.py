@@ -14,6 +14,7 @@ processes (a cgroup): without that they would take the grading machine itself do
 
 Backend: KERNELLAB_ADVERSARIAL_BACKEND (cuda, cpu or auto: the GPU when there is one); the suite
 runs only when it is set, since a batch of this size takes many minutes on the CPU backend.
+KERNELLAB_ADVERSARIAL_ATTACKS (comma-separated names) grades only those attacks and the control.
 """
 
 import io
@@ -55,6 +56,7 @@ DAEMON_NAME = "kl-adv-daemon"
 # A speed time this far from the reference's, either way, was not timed as the reference's was.
 FAIR_RATIO = (0.5, 2.0)
 BACKEND_VARIABLE = "KERNELLAB_ADVERSARIAL_BACKEND"
+ONLY_VARIABLE = "KERNELLAB_ADVERSARIAL_ATTACKS"
 
 pytestmark = [
     pytest.mark.slow,
@@ -224,22 +226,28 @@ def graded(tmp_path_factory) -> Graded:
     submissions = top / "submissions"
     submissions.mkdir()
     shutil.copytree(assignment.reference_dir, submissions / CONTROL)
+    chosen = set(filter(None, os.environ.get(ONLY_VARIABLE, "").split(",")))
     for attack in all_attacks(backend):
+        if chosen and attack.name not in chosen:
+            skipped[attack.name] = f"not graded: {ONLY_VARIABLE} names other attacks"
+            continue
         if attack.needs_step_limits and not limits_whole_steps(sandbox):
             skipped[attack.name] = f"not run: the sandbox here bounds memory and processes per process only ({sandbox.describe()})"
             continue
         attacks[attack.name] = attack
         make_submission(attack, submissions, assignment.reference_dir)
     (top / "out").mkdir()
-    listener = Listener()
+    # Only where the attack that connects is graded: another run of the suite may hold the port.
+    listener = Listener() if "network-connection" in attacks else None
     try:
         grades = grade_folder(run, find_submissions(submissions), top / "out", jobs=2, regrade=False)
     finally:
-        listener.close()
+        if listener:
+            listener.close()
     survivors = daemons()
     for pid in survivors:  # ours: left by daemon-left-running
         os.kill(pid, signal.SIGKILL)
-    return Graded(backend, attacks, skipped, grades, solo, top / "out", top, listener.connections, survivors)
+    return Graded(backend, attacks, skipped, grades, solo, top / "out", top, listener.connections if listener else 0, survivors)
 
 
 def outcome_of(task: TaskGrade) -> tuple:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from helpers import record_bytes
+from kernellab import gpu_memory
 from kernellab.grading.groups import confirm_alone, judge_group, run_group
 from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
@@ -115,3 +116,18 @@ def test_runs_beyond_the_slots_wait_to_start_and_their_time_limit_with_them(tmp_
         ran = list(pool.map(lambda group: run_group(run, tmp_path / "job", "saxpy", group), ["public", "hidden", "public"]))
     assert (tmp_path / "runs").read_text().split() == ["start", "end"] * 3
     assert not any(one.outcome.timed_out for one in ran)
+
+
+class DeviceWithRoom:
+    """The grader's watch of the device: never nearly full during any run."""
+
+    def nearly_full(self, start: float, end: float) -> bool:
+        return False
+
+
+def test_a_run_that_only_says_out_of_gpu_memory_is_final_where_the_grader_saw_room(tmp_path, monkeypatch):
+    # Its words are the student's to print: the grader's own watch of the device decides.
+    monkeypatch.setattr(gpu_memory, "machine_use", lambda: DeviceWithRoom())
+    first, confirmed, runs = graded(tmp_path, "out of GPU memory", "right")
+    assert first.verdict == Verdict.FAILED and first.conclusive
+    assert (confirmed, runs) == ({}, 1)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers import write_files
-from kernellab.grading.findings import solution_files_by_target, symbols_in_binaries
+from kernellab.binary_checks import symbols_in_binaries
+from kernellab.grading.findings import solution_files_by_target
 
 pytestmark = pytest.mark.skipif(
     not all(shutil.which(tool) for tool in ("cmake", "ninja", "g++", "nm")), reason="needs cmake, ninja, g++ and nm"

@@ -115,17 +115,27 @@ def test_an_archive_that_lies_about_its_sizes_stops_at_the_limit(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "code, named",
+    "code, named, line",
     [
-        ('#include "kernellab/compare.hpp"\n', '#include "kernellab/compare.hpp'),
-        ("#define KL_REQUIRE_EQUAL(d, h, e, l) (void)0\n", "KL_REQUIRE_EQUAL"),
-        ("template<> void kernellab::recordEqual<int>();\n", "recordEqual"),
-        ("int patch = mprotect(page, 4096, 7);\n", "mprotect"),
+        ('#include "kernellab/compare.hpp"\n', "includes kernellab/compare.hpp", 2),
+        ("#define KL_REQUIRE_EQUAL(d, h, e, l) (void)0\n", "defines KL_REQUIRE_EQUAL", 2),
+        ("template<> void kernellab::recordEqual<int>();\n", "uses recordEqual", 2),
+        ("int patch = mprotect(page, 4096, 7);\n", "uses mprotect", 2),
+        # What a regex over lines missed: a comment opened and closed inside string literals, a
+        # name split by a line splice, a macro pasted together, the role the build fixes.
+        ('const char* a = "/*";\n#define KL_REQUIRE_EQUAL(d, h, e, l) (void)0\nconst char* b = "*/";\n',
+         "defines KL_REQUIRE_EQUAL", 3),
+        ("#undef KL_REQUIRE_\\\nEQUAL\n", "undefs KL_REQUIRE_EQUAL", 2),
+        ("#define PASTE(a, b) a##b\nint x = PASTE(Reco, rder)::instance();\n", "uses Recorder", 3),
+        ("#define KERNELLAB_RECORD_ROLE 2\n", "defines KERNELLAB_RECORD_ROLE", 2),
+        ("#define download() download(); steal()\n", "defines download, a name of the grader's tests or harness", 2),
     ],
+    ids=["include", "define", "specialization", "mprotect", "comment-in-strings", "line-splice", "pasted", "role",
+         "test-name"],
 )
-def test_code_that_reaches_into_the_harness_is_refused_with_its_line(tmp_path, code, named):
+def test_code_that_reaches_into_the_harness_is_refused_with_its_line(tmp_path, code, named, line):
     write_files(tmp_path / "alice", {**SOURCES, "hostSkel.cu.h": "// host\n" + code})
-    with pytest.raises(SubmissionRejected, match=re.escape(f"hostSkel.cu.h:2 reaches into the grader's test harness ({named}")):
+    with pytest.raises(SubmissionRejected, match=re.escape(f"hostSkel.cu.h:{line} reaches into the grader's test harness ({named}")):
         take(tmp_path / "alice", PBB, tmp_path / "job")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernellab.judge import by_test_case, judge, where_is
+from kernellab.judge import FORGED_RECORDS, by_test_case, judge, own_results, where_is
 from kernellab.records import read_records
 from helpers import record_bytes
 
@@ -46,15 +46,56 @@ def test_a_missing_record_fails_its_check_whatever_the_process_said(tmp_path):
     assert not result.passed and result.message.startswith("no result")
 
 
-def test_the_expected_record_of_the_student_is_ignored(tmp_path):
-    # A student's process may write "expected" records too: only the reference's count.
-    fake = np.zeros(5, dtype="<i4")
+def test_an_expected_record_in_a_students_run_fails_the_run(tmp_path):
+    # A student's build never writes expected results: one in its file was written by other code
+    # (KERNELLAB_RECORD_EXPECTED set by a static constructor, in the harness of old).
     [result] = judged(
         tmp_path,
         [record_bytes(EXPECTED, "expected")],
-        [record_bytes(fake, "expected"), record_bytes(fake, "device")],
+        [record_bytes(EXPECTED, "expected"), record_bytes(EXPECTED, "device")],
     )
-    assert not result.passed
+    assert not result.passed and result.test == FORGED_RECORDS
+    assert "of role 'expected'" in result.message
+
+
+def end_record() -> bytes:
+    return record_bytes(np.zeros(0, dtype="<u1"), "end", test="", case="", check="", fmt="bytes", layout=(0, 0, 1))
+
+
+@pytest.mark.parametrize(
+    ("produced", "found"),
+    [
+        # The last record per check used to count: a wrong result, then the right one appended at exit.
+        ([record_bytes(EXPECTED * 0, "device"), record_bytes(EXPECTED, "device")], "two results for one check"),
+        ([record_bytes(EXPECTED, "device"), end_record(), record_bytes(EXPECTED, "device", ordinal=1)],
+         "1 record(s) after the end of the tests"),
+        ([record_bytes(EXPECTED, "device"), end_record(), end_record()], "1 record(s) after the end of the tests"),
+        ([record_bytes(EXPECTED, "device"), record_bytes(EXPECTED, "device", case="n := 7, block := 32")],
+         "a result for a check the tests do not make (scanInc scans - Add<int> / n := 7, block := 32"),
+        ([record_bytes(EXPECTED, "bound"), record_bytes(EXPECTED, "device")], "of role 'bound'"),
+    ],
+    ids=["duplicate", "after-the-end", "two-ends", "extra-check", "bound-role"],
+)
+def test_records_the_harness_never_writes_fail_every_check_of_the_run(tmp_path, produced, found):
+    results = judged(tmp_path, [record_bytes(EXPECTED, "expected")], produced)
+    [result] = results
+    assert not result.passed and result.message.startswith("forged records, not the harness's: ")
+    assert found in result.message, result.message
+    [case] = by_test_case(results)
+    assert case.name == FORGED_RECORDS and case.failed == 1
+
+
+def test_a_run_closed_by_its_end_record_passes(tmp_path):
+    [result] = judged(tmp_path, [record_bytes(EXPECTED, "expected")], [record_bytes(EXPECTED, "device"), end_record()])
+    assert result.passed
+
+
+def test_the_reference_is_judged_on_its_own_results_only(tmp_path):
+    recorded = read_records(
+        write(tmp_path / "reference.rec", record_bytes(EXPECTED, "device"), record_bytes(EXPECTED, "expected"), end_record())
+    )
+    [result] = judge(recorded.records, own_results(recorded.records))
+    assert result.passed
 
 
 def test_a_result_of_the_wrong_length_fails(tmp_path):

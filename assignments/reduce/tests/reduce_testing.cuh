@@ -124,8 +124,8 @@ template<class OP>
 void checkExact(Reducer<OP> reduce, uint64_t n, uint32_t block, uint64_t seed, size_t offset = 0) {
     const auto input = Model<OP>::inputs(n, seed);
     const std::vector<typename OP::Elem> result{runOnDevice<OP>(reduce, input, block, offset)};
-    const std::vector<typename OP::Elem> expected{Model<OP>::reduce(input)};
-    KL_REQUIRE_EQUAL(result, expected, SameBits{}, kernellab::Layout{});
+    const auto expected = [&] { return std::vector<typename OP::Elem>{Model<OP>::reduce(input)}; };
+    KL_REQUIRE_EQUAL(result, expected(), SameBits{}, kernellab::Layout{});
 }
 
 /**
@@ -135,11 +135,15 @@ void checkExact(Reducer<OP> reduce, uint64_t n, uint32_t block, uint64_t seed, s
 inline void checkFloatSum(Reducer<Add<float>> reduce, uint64_t n, uint32_t block, uint64_t seed, uint64_t height,
                           float lo, float hi) {
     const auto input = kernellab::randomFloats(n, seed, lo, hi);
-    double exact = 0;
-    for (float x : input) { exact += x; }
     const std::vector<float> result{runOnDevice<Add<float>>(reduce, input, block)};
-    KL_REQUIRE_CLOSE(result, std::vector<double>{exact},
-                     std::vector<double>{kernellab::summationErrorBound(input, height)}, kernellab::Layout{});
+    // Evaluated only where a verdict or the reference's records are made (compare.hpp).
+    const auto exact = [&] {
+        double sum = 0;
+        for (float x : input) { sum += x; }
+        return std::vector<double>{sum};
+    };
+    KL_REQUIRE_CLOSE(result, exact(), std::vector<double>{kernellab::summationErrorBound(input, height)},
+                     kernellab::Layout{});
 }
 
 inline uint32_t log2Of(uint64_t power_of_two) {

@@ -36,9 +36,13 @@ const Settings& settings() {
             const char* text = std::getenv(name);
             return text != nullptr && std::atoi(text) > 0 ? unsigned(std::atoi(text)) : fallback;
         };
-        return Settings{number("KERNELLAB_CPU_ORDERS", 3),
-                        number("KERNELLAB_CPU_WORKERS", std::max(1u, std::thread::hardware_concurrency())),
-                        std::getenv("KERNELLAB_WARP_SYNCHRONOUS")};
+        const unsigned workers = number("KERNELLAB_CPU_WORKERS", std::max(1u, std::thread::hardware_concurrency()));
+#ifdef KERNELLAB_CPU_FIXED_ORDERS
+        // A grader's build of student code (CMakeLists.txt): nothing the process sets changes the check.
+        return Settings{KERNELLAB_CPU_FIXED_ORDERS, workers, nullptr};
+#else
+        return Settings{number("KERNELLAB_CPU_ORDERS", 3), workers, std::getenv("KERNELLAB_WARP_SYNCHRONOUS")};
+#endif
     }();
     return values;
 }

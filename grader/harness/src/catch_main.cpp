@@ -1,6 +1,8 @@
 // The main of every kernellab test executable. A GPU test executable run on a machine
 // without a CUDA device says so and exits with 77, which CTest reports as skipped rather
-// than passed: a missing GPU must never look like a green test.
+// than passed: a missing GPU must never look like a green test. In a graded build the record
+// file ends with the end record once the tests have run (record.hpp): what an atexit handler or
+// a static destructor appends after it is no result.
 #if KERNELLAB_CATCH2_MAJOR == 3
 #include <catch2/catch_session.hpp>
 #else
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
+#include "kernellab/record.hpp"
 #if KERNELLAB_CPU_BACKEND
 #include "kernellab_cpu/finding.hpp"
 #endif
@@ -44,6 +47,7 @@ int main(int argc, char* argv[]) {
     }
 #endif
     const int failed = Catch::Session().run(argc, argv);
+    kernellab::detail::Recorder::instance().end();
 #if KERNELLAB_CPU_BACKEND
     return kernellab::cpu::exitStatus(failed);  // a warned warp-synchronous race leaves the verdict to a GPU
 #else

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from kernellab import cmake, runner
+from kernellab.backend import Backend
 from kernellab.grading.targets import executable, target_name
 from kernellab.manifest import Assignment
 from kernellab.sandbox import Sandbox, Step, build_step, toolchain_paths
@@ -22,8 +23,26 @@ BUILD_TOOL_ENTRIES = re.compile(
     re.MULTILINE,
 )
 
+# The role each grading build's test executables are compiled for (harness kernellab/record.hpp):
+# a student's records device results only, the reference's the expected results too.
+STUDENT_ROLE = "-DKERNELLAB_RECORD_ROLE=student"
+REFERENCE_ROLE = "-DKERNELLAB_RECORD_ROLE=reference"
+# The CPU backend's own default number of thread orders per launch (grader/cpu/src/runtime.cpp).
+CPU_ORDERS = 3
+
 # Per target: None when it built, else its first compiler errors.
 Built = dict[str, str | None]
+
+
+def student_role_args(backend: Backend) -> tuple[str, ...]:
+    """What a build of student code fixes at compile time: its role, and on the CPU backend the
+    thread orders of the race check (as the TA's KERNELLAB_CPU_ORDERS says), which the student's
+    process could otherwise change in its own environment."""
+    if backend.on_gpu:
+        return (STUDENT_ROLE,)
+    chosen = os.environ.get("KERNELLAB_CPU_ORDERS", "")
+    orders = int(chosen) if chosen.isdigit() and int(chosen) > 0 else CPU_ORDERS
+    return (STUDENT_ROLE, f"-DKERNELLAB_CPU_FIXED_ORDERS={orders}")
 
 
 def build(

@@ -1,41 +1,14 @@
-"""Static findings: forbidden words in a solution's code (not its comments), and what its programs'
-symbols show (forbidden libraries linked, clocks defined) beyond what the reference's show."""
+"""Which tasks the static findings cost: a forbidden library that a file reaches (static_checks.py)
+costs the tasks whose test executables include that file; what a program's symbols show
+(binary_checks.py) costs its own task."""
 
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from kernellab.grading.targets import executable, target_name
+from kernellab.grading.targets import target_name
 from kernellab.manifest import Assignment
-from kernellab.sources import blank_comments, word_pattern
-
-# Functions a program must not define: libc's clocks, which the harness and the speed timer
-# read. Defined in the executable, one replaces libc's for the whole process (the CUDA runtime's
-# own functions need no entry: linked statically, a second definition fails to link). Not
-# libstdc++'s clocks: some toolchains link libstdc++ statically, so its definitions are there.
-DENIED_DEFINITIONS = frozenset({
-    "clock_gettime", "__clock_gettime", "__clock_gettime64", "gettimeofday", "time", "clock", "times", "timespec_get",
-})
-
-
-def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """Per file name, 'file:line uses cub' for each forbidden word in its code (not comments)."""
-    if not forbidden:
-        return {}
-    pattern = word_pattern(forbidden)
-    findings: dict[str, tuple[str, ...]] = {}
-    for path in sorted(solution.iterdir()):
-        code = blank_comments(path.read_text(encoding="utf-8", errors="replace"))
-        found = tuple(
-            f"{path.name}:{number} uses {match[1]}, which this assignment forbids"
-            for number, line in enumerate(code.splitlines(), start=1)
-            if (match := pattern.search(line))
-        )
-        if found:
-            findings[path.name] = found
-    return findings
-
 
 def solution_files_by_target(build_dir: Path, names: set[str]) -> dict[str, set[str]] | None:
     """Per CMake target, which of the files `names` its objects include (by file name: the CPU
@@ -54,40 +27,6 @@ def solution_files_by_target(build_dir: Path, names: set[str]) -> dict[str, set[
         elif target and (name := Path(line.strip()).name) in names:
             included.setdefault(target, set()).add(name)
     return included
-
-
-def symbols_in_binaries(
-    build_dir: Path, assignment_id: str, targets: list[str], forbidden: tuple[str, ...], baseline: Path
-) -> dict[str, tuple[str, ...]]:
-    """Per built program (test executable or SPEED_TARGET), what its symbols show, from `nm -C`,
-    beyond what the same program built from the reference (in `baseline`) shows: the forbidden
-    libraries it links (what a macro trick cannot hide from the linker; the CUDA runtime's own
-    dlopen is no finding) and the clocks it defines itself. Nothing when nm is missing."""
-    if shutil.which("nm") is None:
-        return {}
-    pattern = word_pattern(forbidden) if forbidden else None
-
-    def shown(program: Path) -> tuple[set[str], set[str]]:
-        """The forbidden names among the program's symbols, and the denied functions it defines."""
-        if not program.is_file():
-            return set(), set()
-        listing = subprocess.run(["nm", "-C", str(program)], capture_output=True, text=True, errors="replace").stdout
-        names = {match[1].lower() for match in pattern.finditer(listing)} if pattern else set()
-        defined = {line.split(" ", 2)[2] for line in listing.splitlines() if re.match(r"\S+ [TWDBRV] ", line)}
-        return names, DENIED_DEFINITIONS & defined
-
-    found: dict[str, tuple[str, ...]] = {}
-    for target in targets:
-        names, defined = shown(executable(build_dir, assignment_id, target))
-        reference_names, reference_defined = shown(executable(baseline, assignment_id, target))
-        findings = [f"the {target} build links {name}, which this assignment forbids" for name in sorted(names - reference_names)]
-        findings += [
-            f"the {target} build defines {name} itself, which would replace the clock the grader times with"
-            for name in sorted(defined - reference_defined)
-        ]
-        if findings:
-            found[target] = tuple(findings)
-    return found
 
 
 def findings_by_task(

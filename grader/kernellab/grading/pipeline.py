@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kernellab import properties
+from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
 from kernellab.grading import findings, groups, reference
-from kernellab.grading.building import Built, build
+from kernellab.grading.building import Built, build, student_role_args
 from kernellab.grading.model import Grade, GradingError, TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import add_sanitizer_reports, run_sanitizers
@@ -28,6 +29,7 @@ from kernellab.grading.targets import SPEED_TARGET, test_targets
 from kernellab.intake import SubmissionRejected, take
 from kernellab.manifest import Assignment
 from kernellab.sandbox import SandboxFailure
+from kernellab.static_checks import forbidden_in_sources
 from kernellab.verdict import Status
 
 
@@ -66,7 +68,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
     every static finding."""
     assignment = grading.assignment
     solution, build_dir = job / "submission", job / "build"
-    source_findings = findings.forbidden_in_sources(solution, assignment.grading.forbidden)
+    source_findings = forbidden_in_sources(solution, assignment.grading.forbidden)
     with reference_beside(grading):
         with timed(stages, "build"):
             built = build_solution(grading, solution, build_dir)
@@ -81,7 +83,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
     if confirmed := groups.confirm_alone(grading, job, results):
         results |= confirmed
         stages["confirmed alone"] = time.monotonic() - started
-    symbol_findings = findings.symbols_in_binaries(
+    symbol_findings = symbols_in_binaries(
         build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
         baseline=grading.reference_build,
     )
@@ -119,6 +121,8 @@ def build_solution(grading: GradingRun, solution: Path, build_dir: Path) -> Buil
     """The build stage: the test executables and, when speed is timed, the speed program; linked
     with the reference build's harness mains once it has them."""
     prebuilt = reference.prebuilt_mains(grading)
-    cmake_args = (*grading.cmake_args, f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}") if prebuilt else grading.cmake_args
+    cmake_args = (*grading.cmake_args, *student_role_args(grading.backend))
+    if prebuilt:
+        cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}",)
     return build(grading.assignment, solution, build_dir, test_targets(grading.assignment, grading.times_speed), cmake_args,
                  grading.sandbox, readable=prebuilt)

@@ -10,12 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kernellab import runner
-from kernellab.grading.building import build
+from kernellab.grading.building import REFERENCE_ROLE, build
 from kernellab.grading.model import GradingError
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable, test_targets, tested
-from kernellab.judge import judge
+from kernellab.judge import judge, own_results
 from kernellab.records import read_records
 from kernellab.verdict import NO_GPU_EXIT_CODE
 
@@ -57,7 +57,7 @@ def _build_and_record(grading: GradingRun) -> None:
     assignment = grading.assignment
     try:
         built = build(assignment, assignment.reference_dir, grading.reference_build, test_targets(assignment, grading.times_speed),
-                      grading.cmake_args, sandbox=None)
+                      (*grading.cmake_args, REFERENCE_ROLE), sandbox=None)
     finally:
         grading.reference.built.set()
     broken = {target: errors for target, errors in built.items() if errors is not None}
@@ -95,7 +95,6 @@ def record_all(grading: GradingRun, build_dir: Path) -> None:
                 environment={
                     **grading.group_environment(group),
                     "KERNELLAB_RECORD": str(record),
-                    "KERNELLAB_RECORD_EXPECTED": "1",
                     **grading.backend.reference_environment,
                 },
             )
@@ -104,7 +103,7 @@ def record_all(grading: GradingRun, build_dir: Path) -> None:
         if not alone and outcome.may_owe_to_neighbours():
             return job
         recorded = read_records(record)
-        results = judge(recorded.records, recorded.records)
+        results = judge(recorded.records, own_results(recorded.records))
         failures = [result for result in results if not result.passed]
         if outcome.exit_code != 0 or recorded.problem or not results or failures:
             if outcome.timed_out or outcome.signal_name:  # its records say less than how it ended

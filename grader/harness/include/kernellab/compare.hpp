@@ -114,49 +114,58 @@ std::string describeOutOfBound(const std::vector<T>& device, const std::vector<d
     return out.str();
 }
 
-/** Record mode's KL_REQUIRE_EQUAL: the device result, and the host model as the expected one. */
+/** A graded build's record of a device result (record.hpp); the judge compares it. */
 template<class T>
-void recordEqual(const char* check, const std::vector<T>& device, const std::vector<T>& host, const Layout& layout) {
-    const std::string where = layoutJson(layout.block_size, layout.elems_per_block, layout.elems_per_thread);
-    recordArray(check, "device", device, false, where);
-    if (detail::Recorder::instance().writesExpected()) { recordArray(check, "expected", host, false, where); }
+void recordDevice(const char* check, const std::vector<T>& device, bool whole, const Layout& layout) {
+    recordArray(check, "device", device, whole, layoutJson(layout.block_size, layout.elems_per_block, layout.elems_per_thread));
 }
 
-/** Record mode's KL_REQUIRE_CLOSE: always whole arrays, since the judge compares within bounds. */
+/** The reference build's records of a check: the device result and the host model as the expected one. */
+template<class T>
+void recordEqual(const char* check, const std::vector<T>& device, const std::vector<T>& host, const Layout& layout) {
+    recordDevice(check, device, false, layout);
+    recordArray(check, "expected", host, false, layoutJson(layout.block_size, layout.elems_per_block, layout.elems_per_thread));
+}
+
+/** The reference build's records of a check within bounds: always whole arrays. */
 template<class T>
 void recordClose(const char* check, const std::vector<T>& device, const std::vector<double>& expected,
                  const std::vector<double>& bound, const Layout& layout) {
     const std::string where = layoutJson(layout.block_size, layout.elems_per_block, layout.elems_per_thread);
-    recordArray(check, "device", device, true, where);
-    if (detail::Recorder::instance().writesExpected()) {
-        recordArray(check, "expected", expected, true, where);
-        recordArray(check, "bound", bound, true, where);
-    }
+    recordDevice(check, device, true, layout);
+    recordArray(check, "expected", expected, true, where);
+    recordArray(check, "bound", bound, true, where);
 }
 
 }  // namespace kernellab
 
-/**
- * Fails the test with the first mismatch, if any; in record mode (record.hpp) records the device
- * result, and the host model as the expected one when asked, for the judge instead.
- */
-#define KL_REQUIRE_EQUAL(device, host, equals, layout)                                       \
-    do {                                                                                      \
-        if (::kernellab::recording()) {                                                       \
-            ::kernellab::recordEqual(#device, device, host, layout);                          \
-            break;                                                                            \
-        }                                                                                     \
-        const std::string kl_mismatch = ::kernellab::describeMismatch(device, host, equals, layout); \
-        if (!kl_mismatch.empty()) { FAIL(kl_mismatch); }                                      \
+// The checks. Their expected (and bound) arguments are evaluated only where a verdict or an
+// expected record is made: never in a student build run for grading (record.hpp), so no answer
+// is computed in a process that runs student code. Write them as an expression or a lambda
+// called there: KL_REQUIRE_EQUAL(d_out.download(), expected(), ...).
+
+/** Fails the test with the first mismatch, if any; in a graded build records instead (record.hpp). */
+#define KL_REQUIRE_EQUAL(device, host, equals, layout)                                        \
+    do {                                                                                       \
+        if constexpr (KERNELLAB_RECORD_ROLE == KERNELLAB_ROLE_STUDENT) {                       \
+            ::kernellab::recordDevice(#device, device, false, layout);                         \
+        } else if constexpr (KERNELLAB_RECORD_ROLE == KERNELLAB_ROLE_REFERENCE) {              \
+            ::kernellab::recordEqual(#device, device, host, layout);                           \
+        } else {                                                                               \
+            const std::string kl_mismatch = ::kernellab::describeMismatch(device, host, equals, layout); \
+            if (!kl_mismatch.empty()) { FAIL(kl_mismatch); }                                   \
+        }                                                                                      \
     } while (0)
 
 /** Fails the test with the first element farther from its float64 model than its bound, if any. */
 #define KL_REQUIRE_CLOSE(device, expected, bound, layout)                                     \
-    do {                                                                                      \
-        if (::kernellab::recording()) {                                                       \
-            ::kernellab::recordClose(#device, device, expected, bound, layout);               \
-            break;                                                                            \
-        }                                                                                     \
-        const std::string kl_out_of_bound = ::kernellab::describeOutOfBound(device, expected, bound, layout); \
-        if (!kl_out_of_bound.empty()) { FAIL(kl_out_of_bound); }                              \
+    do {                                                                                       \
+        if constexpr (KERNELLAB_RECORD_ROLE == KERNELLAB_ROLE_STUDENT) {                       \
+            ::kernellab::recordDevice(#device, device, true, layout);                          \
+        } else if constexpr (KERNELLAB_RECORD_ROLE == KERNELLAB_ROLE_REFERENCE) {              \
+            ::kernellab::recordClose(#device, device, expected, bound, layout);                \
+        } else {                                                                               \
+            const std::string kl_out_of_bound = ::kernellab::describeOutOfBound(device, expected, bound, layout); \
+            if (!kl_out_of_bound.empty()) { FAIL(kl_out_of_bound); }                           \
+        }                                                                                      \
     } while (0)

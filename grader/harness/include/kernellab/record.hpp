@@ -1,11 +1,18 @@
 // Record mode: how a test executable produces data for the grader's judge instead of verdicts.
 //
-// When the grader runs a test executable it sets KERNELLAB_RECORD to a file path. Every
-// KL_REQUIRE_EQUAL / KL_REQUIRE_CLOSE then appends what it was given to that file and fails
-// nothing: the executable runs the student's code, but pass or fail is decided by the judge, a
-// separate process that compares these records with the ones the reference build wrote for the
-// same inputs (KERNELLAB_RECORD_EXPECTED=1 makes a run write its host models as the expected
-// results too). A test executable's exit status and output are never a verdict.
+// The grader builds every test executable twice, and fixes each build's role at compile time
+// (CMake's KERNELLAB_RECORD_ROLE, which becomes the macro of the same name; nothing a process
+// reads at run time can change it):
+//   - student (1): KL_REQUIRE_EQUAL / KL_REQUIRE_CLOSE record only the device result and never
+//     evaluate their expected argument: no host model runs in a process that runs student code,
+//     so no answer is there to be copied into a record. Pass or fail is decided by the judge, a
+//     separate process that compares these records with the reference's.
+//   - reference (2): they record the device result and the expected one (and the bound).
+//   - none (0, every other build: `kernellab test`, ctest): they check, as Catch2 assertions.
+// A graded build writes its records to the file named by KERNELLAB_RECORD (set by the grader),
+// and its main ends the file with an end record: whatever comes after it (an atexit handler's,
+// a static destructor's) is the judge's sign of a forgery. A test executable's exit status and
+// output are never a verdict.
 //
 // A record is named by the test case, the inputs that KL_CAPTURE announced, the checked
 // expression and its ordinal, so that a crash which skips some checks leaves the others aligned.
@@ -25,6 +32,13 @@
 #include <tuple>
 #include <vector>
 #include "kernellab/catch.hpp"
+
+// The build's role, from the grader's CMake configuration; 0 (checks) in every other build.
+#ifndef KERNELLAB_RECORD_ROLE
+#define KERNELLAB_RECORD_ROLE 0
+#endif
+#define KERNELLAB_ROLE_STUDENT 1
+#define KERNELLAB_ROLE_REFERENCE 2
 
 namespace kernellab {
 
@@ -96,13 +110,36 @@ class Recorder {
         return recorder;
     }
     bool active() const { return file_ != nullptr; }
-    bool writesExpected() const { return expected_; }
     std::string& currentCase() { return case_; }
 
     /** Appends one record; `role` is "device", "expected" or "bound". */
     void write(const std::string& check, const std::string& role, const std::string& format, uint64_t count,
                size_t element_size, const void* data, bool whole, const std::string& layout) {
-        const std::string test = Catch::getResultCapture().getCurrentTestName();
+        append(Catch::getResultCapture().getCurrentTestName(), check, role, format, count, element_size, data, whole,
+               layout);
+    }
+
+    /** The end record, written by main once the tests have run: the judge reads nothing after it. */
+    void end() {
+        if (active()) {
+            append("", "", "end", "bytes", 0, 1, nullptr, true, ",\"block_size\":0,\"elems_per_block\":0,\"elems_per_thread\":1");
+        }
+    }
+
+  private:
+    Recorder() {
+        const char* path = std::getenv("KERNELLAB_RECORD");
+        if (path != nullptr && *path != '\0') {
+            file_ = std::fopen(path, "ab");
+            if (file_ == nullptr) {
+                std::fprintf(stderr, "kernellab: cannot open the record file %s\n", path);
+                std::exit(3);
+            }
+        }
+    }
+
+    void append(const std::string& test, const std::string& check, const std::string& role, const std::string& format,
+                uint64_t count, size_t element_size, const void* data, bool whole, const std::string& layout) {
         const std::string key = test + '\n' + case_ + '\n' + check + '\n' + role;
         const uint64_t ordinal = ordinals_[key]++;
         const auto* bytes = static_cast<const unsigned char*>(data);
@@ -134,30 +171,12 @@ class Recorder {
         std::fflush(file_);
     }
 
-  private:
-    Recorder() {
-        const char* path = std::getenv("KERNELLAB_RECORD");
-        if (path != nullptr && *path != '\0') {
-            file_ = std::fopen(path, "ab");
-            if (file_ == nullptr) {
-                std::fprintf(stderr, "kernellab: cannot open the record file %s\n", path);
-                std::exit(3);
-            }
-        }
-        const char* expected = std::getenv("KERNELLAB_RECORD_EXPECTED");
-        expected_ = expected != nullptr && std::strcmp(expected, "1") == 0;
-    }
-
     std::FILE* file_ = nullptr;
-    bool expected_ = false;
     std::string case_;
     std::map<std::string, uint64_t> ordinals_;
 };
 
 }  // namespace detail
-
-/** Whether this run records data for the judge instead of checking. */
-inline bool recording() { return detail::Recorder::instance().active(); }
 
 /**
  * Names the current inputs in records until the end of the scope (KL_CAPTURE makes one); a
@@ -190,13 +209,24 @@ inline std::string layoutJson(uint32_t block_size, uint64_t elems_per_block, uin
            + std::to_string(elems_per_block) + ",\"elems_per_thread\":" + std::to_string(elems_per_thread);
 }
 
+/**
+ * Records one array in a graded build's record file. Without one (a run the grader did not start:
+ * the GPU sanitizers', or a person's) a graded build has no verdicts to give and records nothing;
+ * it says so once and runs its tests on.
+ */
 template<class T>
 void recordArray(const std::string& check, const std::string& role, const std::vector<T>& values, bool whole,
                  const std::string& layout) {
-    detail::Recorder::instance().write(check, role, RecordFormat<T>::name(), values.size(), sizeof(T),
-                                       values.data(), whole || values.size() <= kRecordWholeLimit, layout);
+    detail::Recorder& recorder = detail::Recorder::instance();
+    if (!recorder.active()) {
+        static const bool warned = (std::fprintf(stderr, "kernellab: a test executable built for the grader records "
+                                                         "its results only when the grader runs it\n"), true);
+        (void)warned;
+        return;
+    }
+    recorder.write(check, role, RecordFormat<T>::name(), values.size(), sizeof(T), values.data(),
+                   whole || values.size() <= kRecordWholeLimit, layout);
 }
-
 }  // namespace kernellab
 
 /** CAPTURE, and name the inputs of the records made until the end of the scope. */

@@ -1,27 +1,30 @@
-// The speed program of an assignment: named cases timed for the grader, which compares them with
-// the reference's and the baselines' (a copy kernel, CUB) timed the same way on the same GPU.
+// The speed program of an assignment: named cases that the grader times with its own clock,
+// against the reference's and the baselines' (a copy kernel, CUB) on the same GPU.
 //
-//   <id>_speed --cases A,B,... --sizes N,M,... --repetitions R --seed S --out FILE
+//   <id>_speed --cases A,B,... --sizes N,M,... --commands FD --replies FD [--warmup W]
 //
-// Every case is timed at every size, in one process (a CUDA context costs a fraction of a second
-// to make). Each repetition gets a fresh input (made on the device from the seed and the repetition's
-// number, outside the timer), the L2 cache flushed, then one timed call: from the host clock
-// before the launch to after a device-wide synchronize (so work hidden on another stream is
-// timed too), with CUDA events around it as well. After the timer, a digest of the output is
-// taken on the device. Each repetition is one JSON line in FILE:
-//   {"case": ..., "size": N, "repetition": r, "host_us": t, "event_us": t, "bytes": b, "digest": d}
-// The grader's judge compares the digests with the reference's for the same inputs: an output
-// that is wrong in any timed repetition (a result cached between repetitions, say) costs the
-// case its speed points.
+// The program never measures time: what a process running student code writes could be forged
+// (timing lines appended at exit, say). It obeys the grader over two pipes instead. For each size,
+// and each case at that size, after W untimed warm-up calls it replies `ready CASE SIZE BYTES`;
+// then, for each repetition, it flushes the L2 cache, waits for the device and replies `armed`.
+// The grader starts its clock and sends `time SEED` (fill a fresh input from SEED, make the timed
+// call, wait for the device, digest the output) or `overhead SEED` (the same without the call);
+// the program replies `done DIGEST`, and the grader stops its clock on reading it. `next` moves
+// to the next case. The input exists only once the clock runs (its seed is a secret the grader
+// draws for each repetition), so no work on it can happen before; the clock stops only on the
+// digest of the right output, so no work can happen after. Work hidden on another stream is
+// timed too: the program waits for the whole device. The grader subtracts the reference's
+// `overhead` time (fill, digest, the pipes' latency) and compares every digest with the
+// reference's for the same seed.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
@@ -33,9 +36,9 @@ namespace kernellab {
 /** One timed operation on arrays of one size, its buffers owned by the closures. */
 struct SpeedCase {
     double bytes = 0;                          // read plus written by one call: for GB/s
-    std::function<void(uint32_t)> prepare;     // a fresh input for repetition r (not timed)
+    std::function<void(uint64_t)> prepare;     // a fresh input from the seed (inside the grader's clock)
     std::function<void()> run;                 // the timed call
-    std::function<uint64_t()> digest;          // a digest of the output (not timed)
+    std::function<uint64_t()> digest;          // a digest of the output (inside the grader's clock)
 };
 
 using SpeedCaseMaker = std::function<SpeedCase(uint64_t size)>;
@@ -58,10 +61,10 @@ __global__ void digestKernel(const uint32_t* words, uint64_t count, unsigned lon
     if ((threadIdx.x & 31) == 0) { atomicAdd(sum, (unsigned long long)local); }
 }
 
-/** Small integers from the seed, the repetition and the index, so any operation stays exact. */
-__global__ void fillKernel(int32_t* values, uint64_t count, uint64_t seed, uint32_t repetition, int32_t span) {
+/** Small integers from the seed and the index, so any operation stays exact. */
+__global__ void fillKernel(int32_t* values, uint64_t count, uint64_t seed, int32_t span) {
     for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count; i += uint64_t(gridDim.x) * blockDim.x) {
-        const uint64_t h = mix64(seed ^ mix64(i + (uint64_t(repetition) << 40)));
+        const uint64_t h = mix64(seed ^ mix64(i));
         values[i] = int32_t(h % uint64_t(2 * span + 1)) - span;
     }
 }
@@ -93,54 +96,69 @@ inline uint64_t deviceDigest(const void* data, size_t bytes) {
     return sum.download()[0] ^ tail;
 }
 
-/** Fills `count` ints with values in [-span, span] from the seed and the repetition. */
-inline void fillInts(int32_t* values, uint64_t count, uint64_t seed, uint32_t repetition, int32_t span) {
-    detail::fillKernel<<<1024, 256>>>(values, count, seed, repetition, span);
+/** Fills `count` ints with values in [-span, span] from the seed (the grader's, per repetition). */
+inline void fillInts(int32_t* values, uint64_t count, uint64_t seed, int32_t span) {
+    detail::fillKernel<<<1024, 256>>>(values, count, seed, span);
     KL_CHECK_LAUNCH();
 }
 
-/** Times `repetitions` calls of one case at one size, writing a line per repetition to `out`. */
-inline void timeCase(std::FILE* out, const std::string& name, uint64_t size, SpeedCase& timed, uint32_t repetitions,
-                     uint32_t warmup, DeviceBuffer<char>& flush) {
+namespace detail {
+
+/** The grader's next command, without its newline; "" when the grader has gone. */
+inline std::string command(std::FILE* commands) {
+    std::string line;
+    for (int c; (c = std::fgetc(commands)) != EOF && c != '\n';) { line += char(c); }
+    return line;
+}
+
+inline void reply(std::FILE* replies, const std::string& line) {
+    std::fputs((line + "\n").c_str(), replies);
+    std::fflush(replies);
+}
+
+// The seeds of the warm-up calls: the program's own, never timed or checked.
+constexpr uint64_t kWarmupSeed = 0x5eed0000;
+
+}  // namespace detail
+
+/** Serves the grader's repetitions of one case at one size until it says `next` (see above). */
+inline void serveCase(std::FILE* commands, std::FILE* replies, const std::string& name, uint64_t size, SpeedCase& timed,
+                      uint32_t warmup, DeviceBuffer<char>& flush) {
     for (uint32_t i = 0; i < warmup; i++) {
-        timed.prepare(repetitions + i);
+        timed.prepare(detail::kWarmupSeed + i);
         timed.run();
     }
     KL_CHECK_LAUNCH();
-    cudaEvent_t start, stop;
-    KL_CUDA(cudaEventCreate(&start));
-    KL_CUDA(cudaEventCreate(&stop));
-    for (uint32_t repetition = 0; repetition < repetitions; repetition++) {
-        timed.prepare(repetition);
+    char ready[256];
+    std::snprintf(ready, sizeof ready, "ready %s %llu %.0f", name.c_str(), (unsigned long long)size, timed.bytes);
+    detail::reply(replies, ready);
+    for (uint32_t repetition = 0;; repetition++) {
         KL_CUDA(cudaMemsetAsync(flush.data(), int(repetition & 0xff), flush.size()));
         KL_CUDA(cudaDeviceSynchronize());
-        const auto host_start = std::chrono::steady_clock::now();
-        KL_CUDA(cudaEventRecord(start));
-        timed.run();
-        KL_CUDA(cudaEventRecord(stop));
+        detail::reply(replies, "armed");
+        const std::string order = detail::command(commands);
+        const bool call = order.rfind("time ", 0) == 0;
+        if (!call && order.rfind("overhead ", 0) != 0) {
+            if (order == "next") { return; }
+            throw std::runtime_error("the grader's command '" + order + "' is none of time, overhead, next");
+        }
+        timed.prepare(std::strtoull(order.c_str() + order.find(' ') + 1, nullptr, 10));
+        if (call) { timed.run(); }
         KL_CUDA(cudaDeviceSynchronize());
-        const auto host_stop = std::chrono::steady_clock::now();
         KL_CUDA(cudaGetLastError());
-        float event_ms = 0;
-        KL_CUDA(cudaEventElapsedTime(&event_ms, start, stop));
-        const double host_us = std::chrono::duration<double, std::micro>(host_stop - host_start).count();
-        std::fprintf(out,
-                     "{\"case\": \"%s\", \"size\": %llu, \"repetition\": %u, \"host_us\": %.3f, \"event_us\": %.3f, "
-                     "\"bytes\": %.0f, \"digest\": \"%016llx\"}\n",
-                     name.c_str(), (unsigned long long)size, repetition, host_us, event_ms * 1000.0, timed.bytes,
-                     (unsigned long long)timed.digest());
-        std::fflush(out);
+        char done[64];
+        std::snprintf(done, sizeof done, "done %016llx", (unsigned long long)timed.digest());
+        detail::reply(replies, done);
     }
-    KL_CUDA(cudaEventDestroy(start));
-    KL_CUDA(cudaEventDestroy(stop));
 }
 
-/** The main of a speed program: times every named case at every size, writes their lines. */
+/** The main of a speed program: serves every named case at every size, as the grader says. */
 inline int speedMain(int argc, char* argv[], const std::map<std::string, SpeedCaseMaker>& cases) {
-    std::map<std::string, std::string> options{{"--repetitions", "20"}, {"--seed", "1"}, {"--warmup", "3"}};
+    std::map<std::string, std::string> options{{"--warmup", "3"}};
     for (int i = 1; i + 1 < argc; i += 2) { options[argv[i]] = argv[i + 1]; }
-    if (!options.count("--cases") || !options.count("--sizes") || !options.count("--out")) {
-        std::fprintf(stderr, "usage: %s --cases A,B --sizes N,M --out FILE [--repetitions R] [--seed S]\ncases:", argv[0]);
+    if (!options.count("--cases") || !options.count("--sizes") || !options.count("--commands") || !options.count("--replies")) {
+        std::fprintf(stderr, "usage: %s --cases A,B --sizes N,M --commands FD --replies FD [--warmup W]\n"
+                             "(run by the grader, which times the cases; `kernellab test` prints a table)\ncases:", argv[0]);
         for (const auto& entry : cases) { std::fprintf(stderr, " %s", entry.first.c_str()); }
         std::fprintf(stderr, "\n");
         return 2;
@@ -152,11 +170,11 @@ inline int speedMain(int argc, char* argv[], const std::map<std::string, SpeedCa
             return 2;
         }
     }
-    const uint32_t repetitions = uint32_t(std::strtoul(options["--repetitions"].c_str(), nullptr, 10));
     const uint32_t warmup = uint32_t(std::strtoul(options["--warmup"].c_str(), nullptr, 10));
-    std::FILE* out = std::fopen(options["--out"].c_str(), "w");
-    if (out == nullptr) {
-        std::fprintf(stderr, "cannot write %s\n", options["--out"].c_str());
+    std::FILE* commands = fdopen(std::atoi(options["--commands"].c_str()), "r");
+    std::FILE* replies = fdopen(std::atoi(options["--replies"].c_str()), "w");
+    if (commands == nullptr || replies == nullptr) {
+        std::fprintf(stderr, "the grader's pipes (--commands, --replies) are not open\n");
         return 2;
     }
     int device = 0, l2_bytes = 0;
@@ -167,10 +185,10 @@ inline int speedMain(int argc, char* argv[], const std::map<std::string, SpeedCa
         const uint64_t size = std::strtoull(size_text.c_str(), nullptr, 10);
         for (const std::string& name : names) {
             SpeedCase timed = cases.at(name)(size);  // its buffers are freed before the next case's are made
-            timeCase(out, name, size, timed, repetitions, warmup, flush);
+            serveCase(commands, replies, name, size, timed, warmup, flush);
         }
     }
-    std::fclose(out);
+    detail::reply(replies, "finished");
     return 0;
 }
 

@@ -1,0 +1,247 @@
+"""Static checks that read a student's code the way the compiler does, never as text.
+
+Each student file is run through the preprocessor (`g++ -E -dD`, bounded in time, memory and
+output like any run of student code): comments, string literals, line splices, computed
+`#include`s and token pasting are then the compiler's business, and what is left is structural:
+- the include graph, from the preprocessor's line markers: which headers the student's file
+  reaches, itself or through the headers it includes;
+- the macro directives in the student's file, from `-dD`: which names it defines or undefines;
+- the tokens of the student's lines after macro expansion.
+The checks are: reaching into the grader's test harness (its record and check machinery, the
+names the tests and the harness use), which refuses the submission; and using a forbidden
+library (an included header of it, or one of its names in the expanded code), which costs the
+task. The built programs are checked too: their include graph (Ninja's log of the compiler's
+dependency output) and their symbols (binary_checks.py).
+"""
+
+import functools
+import hashlib
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernellab import runner
+from kernellab.binary_checks import include_name, library_pattern
+from kernellab.sandbox import Step
+
+GRADER = Path(__file__).resolve().parents[1]
+HARNESS_INCLUDE = GRADER / "harness" / "include"
+# The CPU backend's cuda_runtime.h: g++ can preprocess what includes it, with or without a toolkit.
+CPU_INCLUDE = GRADER / "cpu" / "include"
+PREPROCESS_TIMEOUT_S = 20
+# Student code preprocessed as a student build of the CPU backend compiles it.
+DEFINES = ("-DKERNELLAB_RECORD_ROLE=1", "-DKERNELLAB_CPU_BACKEND=1", "-DKERNELLAB_CATCH2_MAJOR=2")
+
+# What a solution never needs and a forgery of results does: the headers of the harness's record
+# and check machinery and of Catch2, its internal names, and the calls that rewrite code in memory.
+# The harness's CUDA helpers (kernellab/cuda_check.hpp, device_buffer.hpp) stay allowed.
+HARNESS_HEADERS = re.compile(r"(^|/)(kernellab/(record|compare|catch|property)\.hpp|catch2/.*|catch\.hpp)$")
+HARNESS_NAMES = re.compile(
+    r"\b(Recorder|recordDevice|recordEqual|recordClose|recordArray|recordProperty|graderRecords|CaseScope|Catch"
+    r"|mprotect|pkey_mprotect|process_vm_writev|ptrace)\b|/proc/self/mem"
+)
+# Macro names a student file may never define or undefine, besides every name the tests and the
+# harness use (protected_names).
+RESERVED_MACROS = re.compile(r"^(KL_|KERNELLAB_|CATCH_|INTERNAL_CATCH|kernellab)")
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+_LINE_MARKER = re.compile(r'^# (\d+) "((?:\\.|[^"\\])*)"((?: \d)*)$')
+_DIRECTIVE = re.compile(r"^#(define|undef) ([A-Za-z_]\w*)")
+# The files read as code (as their own translation units); others (answers.toml) only when code includes them.
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cpp", ".cc", ".cxx", ".c")
+_LITERAL = re.compile(r'R"([^()\\\s]{0,16})\(.*?\)\1"|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+
+
+@dataclass
+class Preprocessed:
+    """What the preprocessor made of one student file (a translation unit of its own)."""
+
+    # (student file, line, header path, whether the student file itself includes it) for each
+    # header entered while a student file was being read; the line is the student file's #include.
+    includes: list[tuple[str, int, str, bool]] = field(default_factory=list)
+    # (student file, line, "define" or "undef", name) for each directive in a student file.
+    directives: list[tuple[str, int, str, str]] = field(default_factory=list)
+    # (student file, line, text with literals blanked) after macro expansion.
+    lines: list[tuple[str, int, str]] = field(default_factory=list)
+    # Why the preprocessor stopped (a missing header, a time limit), or "".
+    problem: str = ""
+
+
+def include_dirs(solution: Path, tests: Path | None = None) -> list[str]:
+    """The include path of a build of `solution`: its own folder first, the tests, the harness, the
+    CPU backend's CUDA runtime, then the CUDA toolkit's headers (CUB, Thrust) where installed."""
+    dirs = ["-I", str(solution)] + (["-I", str(tests)] if tests else []) + ["-I", str(HARNESS_INCLUDE), "-I", str(CPU_INCLUDE)]
+    for toolkit in _cuda_includes():
+        dirs += ["-isystem", str(toolkit)]
+    return dirs
+
+
+@functools.cache
+def _cuda_includes() -> tuple[Path, ...]:
+    nvcc = shutil.which("nvcc")
+    roots = [Path(nvcc).resolve().parent.parent] if nvcc else []
+    roots.append(Path("/usr/local/cuda"))
+    for root in roots:
+        include = root / "include"
+        if (include / "cuda_runtime_api.h").is_file():
+            return tuple(path for path in (include / "cccl", include) if path.is_dir())
+    return ()
+
+
+def preprocess(source: Path, solution: Path, tests: Path | None = None) -> Preprocessed:
+    """`source` (a file of `solution`) preprocessed as its own translation unit."""
+    content = source.read_bytes()
+    return _preprocess(source.resolve(), solution.resolve(), tests.resolve() if tests else None,
+                       hashlib.sha256(content).hexdigest())
+
+
+@functools.lru_cache(maxsize=64)
+def _preprocess(source: Path, solution: Path, tests: Path | None, _content: str) -> Preprocessed:
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        return Preprocessed(problem="no C++ compiler to read the code with")
+    with tempfile.TemporaryDirectory(prefix="kernellab-pp-") as work:
+        flags = ["-x", "c++", "-std=c++17", *DEFINES, *include_dirs(solution, tests), str(source)]
+        result, outcome = _expand(compiler, flags, source, solution, Path(work))
+        if outcome.exit_code != 0 and not outcome.timed_out:
+            # A header missing here (CUB without a CUDA toolkit, a file the build generates) stops
+            # the preprocessor: the headers the file names, with an empty stand-in for each missing
+            # one, let it read the whole file.
+            deps = Path(work) / "deps"
+            _run_limited([compiler, "-M", "-MG", *flags, "-MF", str(deps)], source, deps)
+            named = deps.read_text(encoding="utf-8", errors="replace").replace("\\\n", " ").split()[2:] if deps.exists() else []
+            stand_ins = Path(work) / "missing" / "include"
+            for header in named:
+                if not Path(header).is_absolute() and not Path(header).exists():
+                    (stand_ins / header).parent.mkdir(parents=True, exist_ok=True)
+                    (stand_ins / header).touch()
+            result, outcome = _expand(compiler, [*flags, "-idirafter", str(stand_ins)], source, solution, Path(work))
+        if outcome.timed_out or outcome.exit_code != 0:
+            errors = [line for line in outcome.output.splitlines() if "error" in line][:2]
+            result.problem = "timed out" if outcome.timed_out else "; ".join(errors) or f"exit status {outcome.exit_code}"
+    return result
+
+
+def _expand(compiler: str, flags: list[str], source: Path, solution: Path, work: Path) -> tuple[Preprocessed, runner.RunOutcome]:
+    output = work / "out.i"
+    outcome = _run_limited([compiler, "-E", "-dD", *flags, "-o", str(output)], source, output)
+    # The compiler removes its output when it fails: what it read up to a fatal error is lost.
+    text = output.read_text(encoding="utf-8", errors="replace") if output.exists() else ""
+    return _parse(text, solution), outcome
+
+
+def _run_limited(command: list[str], source: Path, output: Path) -> runner.RunOutcome:
+    """The compiler on student code: bounded in time, memory and what it writes, like any run of it."""
+    output.touch()
+    step = Step((source,), (output,), memory_bytes=2 << 30, processes=16, file_bytes=64 << 20)
+    return runner.run_program(command, output.parent, PREPROCESS_TIMEOUT_S, step=step)
+
+
+def _parse(text: str, solution: Path) -> Preprocessed:
+    """The include graph, directives and expanded lines of the student's files in `text`."""
+    result = Preprocessed()
+    student = str(solution.resolve())
+    stack: list[tuple[str, int]] = []  # (file, line) of every file being read, innermost last
+    current, line = "", 0
+
+    def owned(path: str) -> bool:
+        return path.startswith(student + "/") or path == student
+
+    def student_frame() -> tuple[str, int] | None:
+        """The innermost student file being read (itself or through headers), and its line."""
+        frames = [*stack, (current, line)]
+        return next(((name, at) for name, at in reversed(frames) if owned(name)), None)
+
+    for raw in text.splitlines():
+        if marker := _LINE_MARKER.match(raw):
+            number, path, flags = int(marker[1]), _resolved(marker[2]), marker[3].split()
+            if "1" in flags:  # entering a header from the current file
+                stack.append((current, line))
+                if frame := student_frame():
+                    result.includes.append((Path(frame[0]).name, frame[1], path, owned(current)))
+            elif "2" in flags:  # back in an including file
+                while stack and stack[-1][0] != path:
+                    stack.pop()
+                if stack:
+                    stack.pop()
+            current, line = path, number
+            continue
+        if owned(current):
+            name = Path(current).name
+            if directive := _DIRECTIVE.match(raw):
+                result.directives.append((name, line, directive[1], directive[2]))
+            elif raw.strip():
+                result.lines.append((name, line, _LITERAL.sub('""', raw)))
+        line += 1
+    return result
+
+
+def _resolved(path: str) -> str:
+    if path.startswith("<"):
+        return path  # <built-in>, <command-line>
+    return str(Path(path.encode().decode("unicode_escape")).resolve())
+
+
+def protected_names(*folders: Path, allowed: set[str] = frozenset()) -> frozenset[str]:
+    """Every identifier of the C++ sources in `folders` (the tests and the harness: trusted
+    files), less `allowed` (the macros the reference's own files define)."""
+    names: set[str] = set()
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix in SOURCE_SUFFIXES:
+                names |= set(_IDENTIFIER.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return frozenset(names - allowed)
+
+
+def defined_macros(folder: Path) -> set[str]:
+    """The names the files of `folder` (a reference: trusted) #define."""
+    pattern = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.MULTILINE)
+    return {name for path in folder.iterdir() if path.is_file() for name in pattern.findall(path.read_text(errors="replace"))}
+
+
+def harness_tampering(source: Path, solution: Path, tests: Path | None, protected: frozenset[str]) -> tuple[str, str] | None:
+    """Where and how `source` reaches into the grader's test harness, e.g. ('map.cuh:3', 'defines
+    KL_REQUIRE_EQUAL, a name of the grader's tests or harness'), or None."""
+    found = preprocess(source, solution, tests)
+    for name, line, header, direct in found.includes:
+        if direct and HARNESS_HEADERS.search(header):
+            return f"{name}:{line}", f"includes {include_name(header)}"
+    for name, line, kind, macro in found.directives:
+        if RESERVED_MACROS.match(macro) or macro in protected:
+            return f"{name}:{line}", f"{kind}s {macro}, a name of the grader's tests or harness"
+    for name, line, text in found.lines:
+        if match := HARNESS_NAMES.search(text):
+            return f"{name}:{line}", f"uses {match[0]}"
+    return None
+
+
+def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Per file name, 'map.cuh:3 reaches cub (cub/cub.cuh), which this assignment forbids' for each
+    header of a forbidden library that the file includes (itself or through other headers), and
+    'map.cuh:9 uses cub, ...' for each forbidden name left in its code after macro expansion."""
+    if not forbidden:
+        return {}
+    headers = library_pattern(forbidden)
+    words = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
+    findings: dict[str, tuple[str, ...]] = {}
+    for path in sorted(solution.iterdir()):
+        if path.suffix not in SOURCE_SUFFIXES:
+            continue
+        found = preprocess(path, solution)
+        # One finding per #include line of the file: the first forbidden header it reaches (a header
+        # of CUB's reaches Thrust's too).
+        reached: dict[int, tuple[str, str]] = {}
+        for name, line, header, _direct in found.includes:
+            if name == path.name and (match := headers.search(include_name(header))):
+                reached.setdefault(line, (match[1].lower(), include_name(header)))
+        lines = [f"{path.name}{f':{line}' if line else ''} reaches {word} ({header}), which this assignment forbids"
+                 for line, (word, header) in reached.items()]
+        lines += [
+            f"{name}:{line} uses {match[1]}, which this assignment forbids"
+            for name, line, text in found.lines
+            if name == path.name and (match := words.search(text))
+        ]
+        if lines:
+            findings[path.name] = tuple(dict.fromkeys(lines))
+    return findings

@@ -1,0 +1,124 @@
+"""The grader's clock around a speed program's repetitions: what the program says is never a time.
+
+The programs here are small Python scripts that speak the harness's protocol (kernellab/speed.hpp),
+honestly or not: no GPU is needed to see what the grader measures and what it refuses.
+"""
+
+import hashlib
+import stat
+from pathlib import Path
+
+import pytest
+
+from kernellab import speed
+from kernellab.manifest import SpeedCase
+from kernellab.speed_clock import OVERHEAD, TIME, serve
+
+# A speed program in Python: the harness's protocol, each call taking CALL_S seconds, the
+# digest a function of the seed (what a right output gives). BEHAVIOUR changes one thing.
+PROGRAM = """\
+#!/usr/bin/env python3
+import hashlib, os, sys, time
+options = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+commands = os.fdopen(int(options["--commands"]), "r")
+replies = os.fdopen(int(options["--replies"]), "w")
+CALL_S = {call_s}
+def say(line):
+    replies.write(line + "\\n")
+    replies.flush()
+def digest(seed):
+    return hashlib.sha256(str(seed).encode()).hexdigest()[:16]
+{behaviour}
+for size in options["--sizes"].split(","):
+    for case in options["--cases"].split(","):
+        say(f"ready {{case}} {{size}} 800")
+        while True:
+            say("armed")
+            order = commands.readline().split()
+            if order == ["next"]:
+                break
+            kind, seed = order[0], int(order[1])
+            if kind == "time":
+                time.sleep(CALL_S)
+            say(f"done {{answer(kind, seed)}}")
+say("finished")
+"""
+HONEST = "def answer(kind, seed):\n    return digest(seed)"
+
+
+def program(tmp_path: Path, behaviour: str = HONEST, call_s: float = 0.004, name: str = "speed") -> Path:
+    path = tmp_path / name
+    path.write_text(PROGRAM.format(call_s=call_s, behaviour=behaviour))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def orders(case: str, size: int) -> list[tuple[str, int]]:
+    return [(TIME, 11), (OVERHEAD, 11), (TIME, 12), (OVERHEAD, 12)]
+
+
+def expected_digest(seed: int) -> str:
+    return hashlib.sha256(str(seed).encode()).hexdigest()[:16]
+
+
+def test_the_grader_times_each_call_with_its_own_clock(tmp_path):
+    served = serve(program(tmp_path, call_s=0.02), ["map"], [64, 128], orders, tmp_path / "log", 60, None)
+    assert served.problem == ""
+    assert served.bytes == {("map", 64): 800.0, ("map", 128): 800.0}
+    timed = [repetition for repetition in served.repetitions if repetition.kind == TIME]
+    assert len(timed) == 4 and all(repetition.micros >= 20_000 for repetition in timed)
+    overhead = [repetition for repetition in served.repetitions if repetition.kind == OVERHEAD]
+    assert all(repetition.micros < 20_000 for repetition in overhead)
+    assert [repetition.digest for repetition in timed[:2]] == [expected_digest(11), expected_digest(12)]
+
+
+def test_a_program_that_works_before_the_clock_starts_cannot_know_the_input(tmp_path):
+    # It does its (slow) work while "armed" is pending, on the seed it guesses: the digest is wrong.
+    guesses = "def answer(kind, seed):\n    return digest(0)"
+    served = serve(program(tmp_path, guesses), ["map"], [64], orders, tmp_path / "log", 60, None)
+    assert all(repetition.digest != expected_digest(repetition.seed) for repetition in served.repetitions)
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "problem"),
+    [
+        # The old attack: timing lines of its own, here where the grader expects the protocol.
+        ('say(\'{"case": "map", "size": 64, "repetition": 0, "host_us": 1.0}\')\n' + HONEST, "where the harness says 'ready'"),
+        ("import sys\n" + HONEST.replace("return digest(seed)", "sys.exit(0)"), "the program ended"),
+        ("say('x' * 10000)\n" + HONEST, "longer than the harness ever writes"),
+        ("say('ready map 64 800')\n" + HONEST, "where the harness says 'armed'"),
+    ],
+    ids=["timing-lines", "exits", "endless-line", "out-of-turn"],
+)
+def test_anything_but_the_protocol_ends_the_run_with_a_problem(tmp_path, behaviour, problem):
+    served = serve(program(tmp_path, behaviour), ["map"], [64], orders, tmp_path / "log", 60, None)
+    assert problem in served.problem, served.problem
+
+
+def test_a_program_that_never_replies_is_stopped_at_its_time_limit(tmp_path):
+    silent = "import time\ntime.sleep(30)\n" + HONEST
+    served = serve(program(tmp_path, silent), ["map"], [64], orders, tmp_path / "log", 2, None)
+    assert "timed out" in served.problem or "time limit" in served.problem
+
+
+def test_speed_scores_net_times_and_refuses_wrong_digests(tmp_path, monkeypatch):
+    monkeypatch.setattr(speed, "REPETITIONS", 3)
+    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+    reference = program(tmp_path, call_s=0.02, name="reference")
+    copy_case = "def answer(kind, seed):\n    return digest(seed)"
+    same_speed = program(tmp_path, copy_case, call_s=0.02, name="student")
+    [fair] = speed.measure([case], same_speed, reference, tmp_path / "fair-work", seed=5, sandbox=None)
+    assert fair.problem == "" and 0.5 < fair.ratio < 2.0, fair
+    slow = program(tmp_path, copy_case, call_s=0.2, name="slow")
+    [slower] = speed.measure([case], slow, reference, tmp_path / "slow-work", seed=5, sandbox=None)
+    assert slower.ratio > 4 and slower.points == 0
+    wrong = program(tmp_path, "def answer(kind, seed):\n    return digest(seed + 1)", call_s=0.02, name="wrong")
+    [refused] = speed.measure([case], wrong, reference, tmp_path / "wrong-work", seed=5, sandbox=None)
+    assert refused.points == 0 and "differs from the reference's" in refused.problem
+
+
+def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
+    seeds = {speed.repetition_seed(7, r, "map", 64, i) for r in range(3) for i in range(15)}
+    assert len(seeds) == 45
+    assert speed.repetition_seed(7, 0, "map", 64, 0) != speed.repetition_seed(8, 0, "map", 64, 0)
+

@@ -1,0 +1,66 @@
+"""Static checks that read code as the compiler does: the include graph of a student's files and of
+the built programs (real g++, CMake, Ninja), not words in the text."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import write_files
+from kernellab import static_checks
+from kernellab.binary_checks import symbols_in_binaries
+
+pytestmark = pytest.mark.skipif(
+    not all(shutil.which(tool) for tool in ("cmake", "ninja", "g++", "nm")), reason="needs cmake, ninja, g++ and nm"
+)
+
+# A library the assignment forbids, as a toolkit installs it: include/<name>/...
+LIBRARY = {"include/cub/cub.cuh": "inline int cubAnswer() { return 42; }\n"}
+
+
+def test_a_header_name_pasted_together_is_found_in_the_include_graph(tmp_path):
+    write_files(tmp_path / "solution", {
+        "map.cuh": "#define JOIN(a, b) a##b\n#define QUOTE(x) #x\n#define NAME(x) QUOTE(x)\n"
+                   "#include NAME(JOIN(c, ub)/JOIN(c, ub).cuh)\n",
+        "sum.cuh": "int cubic = 3; // 'cubic' is no 'cub', nor is this comment's cub\n",
+    })
+    found = static_checks.forbidden_in_sources(tmp_path / "solution", ("cub",))
+    assert list(found) == ["map.cuh"]
+    assert found["map.cuh"][0].startswith("map.cuh:4 reaches cub (cub/cub.cuh)") or found["map.cuh"][0].startswith(
+        "map.cuh reaches cub (cub/cub.cuh)"), found
+
+
+def test_a_missing_header_does_not_hide_the_rest_of_the_file(tmp_path):
+    # The build would find "constants.cuh" (the skeleton's); here it is missing: a stand-in lets
+    # the preprocessor read on, to the define.
+    write_files(tmp_path / "solution", {"map.cuh": '#include "constants.cuh"\n#define KL_REQUIRE_EQUAL(a, b, c, d)\n'})
+    found = static_checks.harness_tampering(tmp_path / "solution" / "map.cuh", tmp_path / "solution", None, frozenset())
+    assert found == ("map.cuh:2", "defines KL_REQUIRE_EQUAL, a name of the grader's tests or harness")
+
+
+def build(root: Path, speed_source: str) -> Path:
+    """A CMake project shaped like an assignment's build: a test executable and a speed program."""
+    write_files(root, {
+        **LIBRARY,
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n"
+                          "include_directories(include)\n"
+                          "add_executable(demo_test_map test_map.cpp)\nadd_executable(demo_speed speed.cpp)\n"
+                          "set_target_properties(demo_test_map demo_speed PROPERTIES RUNTIME_OUTPUT_DIRECTORY "
+                          "${CMAKE_BINARY_DIR}/assignments/demo)\n",
+        "test_map.cpp": "int main() { return 0; }\n",
+        "speed.cpp": speed_source,
+    })
+    subprocess.run(["cmake", "-S", root, "-B", root / "build", "-G", "Ninja"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", root / "build"], check=True, capture_output=True)
+    return root / "build"
+
+
+def test_cub_in_the_students_speed_program_is_found_though_the_references_has_it_as_a_baseline(tmp_path):
+    with_cub = '#include <cub/cub.cuh>\nint main() { return cubAnswer() == 42 ? 0 : 1; }\n'
+    reference = build(tmp_path / "reference", with_cub)
+    student = build(tmp_path / "student", with_cub)
+    found = symbols_in_binaries(student, "demo", ["map", "speed"], ("cub",), baseline=reference)
+    assert found == {"speed": ("the speed build includes cub (cub/cub.cuh), which this assignment forbids",)}
+    clean = build(tmp_path / "clean", "int main() { return 0; }\n")
+    assert symbols_in_binaries(clean, "demo", ["map", "speed"], ("cub",), baseline=reference) == {}
