@@ -1,6 +1,6 @@
 """Grade one submission: the stages in order, each a module of its own.
 
-    intake -> build (beside the reference's) -> run (sanitizers beside) -> judge -> confirm alone
+    intake -> isolation -> build (beside the reference's) -> run (sanitizers beside) -> judge -> confirm alone
     -> findings -> score -> speed -> sanitizers -> the Grade
 
 Student code only ever runs in the sandbox (sandbox.py): its build, and each test, speed or
@@ -18,7 +18,7 @@ from pathlib import Path
 from kernellab import properties
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
-from kernellab.grading import findings, groups, reference
+from kernellab.grading import findings, groups, isolation, reference
 from kernellab.grading.building import Built, build, student_role_args
 from kernellab.grading.model import Grade, GradingError, TaskGrade
 from kernellab.grading.run import GradingRun
@@ -27,6 +27,7 @@ from kernellab.grading.scoring import score_tasks
 from kernellab.grading.speed_stage import add_speed
 from kernellab.grading.targets import SPEED_TARGET, test_targets
 from kernellab.intake import SubmissionRejected, take
+from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
 from kernellab.sandbox import SandboxFailure
 from kernellab.static_checks import forbidden_in_sources
@@ -69,16 +70,21 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
     assignment = grading.assignment
     solution, build_dir = job / "submission", job / "build"
     source_findings = forbidden_in_sources(solution, assignment.grading.forbidden)
+    with timed(stages, "isolation"):
+        isolations = isolation.isolate_tasks(assignment, solution, job)
     with reference_beside(grading):
         with timed(stages, "build"):
-            built = build_solution(grading, solution, build_dir)
+            built = build_solution(grading, solution, build_dir, isolations)
+            built = isolation.whole_where_isolated_failed(
+                built, isolations, lambda whole_dir, targets: build_solution(grading, solution, whole_dir, {}, targets),
+                job, assignment.id)
         tests_built = {tests: errors for tests, errors in built.items() if tests != SPEED_TARGET}
         with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
             sanitizing = sanitizing_thread.submit(run_sanitizers, grading, job, tests_built)
             with timed(stages, "tests"):
                 runs = groups.run_groups(grading, job, tests_built)
             sanitizer_reports = sanitizing.result()
-    results = groups.judge_groups(grading, tests_built, runs)
+    results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
     started = time.monotonic()
     if confirmed := groups.confirm_alone(grading, job, results):
         results |= confirmed
@@ -117,12 +123,15 @@ def reference_beside(grading: GradingRun) -> Iterator[None]:
         preparing.result()
 
 
-def build_solution(grading: GradingRun, solution: Path, build_dir: Path) -> Built:
-    """The build stage: the test executables and, when speed is timed, the speed program; linked
-    with the reference build's harness mains once it has them."""
+def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolations: dict[str, Isolation],
+                   targets: list[str] | None = None) -> Built:
+    """The build stage: the test executables, each against its task's isolated folder where it
+    has one, and, when speed is timed, the speed program (the whole submission); linked with the
+    reference build's harness mains once it has them."""
     prebuilt = reference.prebuilt_mains(grading)
-    cmake_args = (*grading.cmake_args, *student_role_args(grading.backend))
+    cmake_args = (*grading.cmake_args, *student_role_args(grading.backend), *isolation.cmake_args(isolations))
     if prebuilt:
         cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}",)
-    return build(grading.assignment, solution, build_dir, test_targets(grading.assignment, grading.times_speed), cmake_args,
-                 grading.sandbox, readable=prebuilt)
+    targets = targets if targets is not None else test_targets(grading.assignment, grading.times_speed)
+    return build(grading.assignment, solution, build_dir, targets, cmake_args, grading.sandbox,
+                 readable=(*prebuilt, *isolation.folders(isolations)))

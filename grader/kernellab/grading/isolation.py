@@ -1,0 +1,65 @@
+"""Each task judged on its own functions (kernellab/isolate.py): the task's test executable is
+built with every function another task owns taken from the reference, so one mistake costs only
+its own task (scanIncBlock calls scanIncWarp: a broken scanIncWarp fails scan-warp alone)."""
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from kernellab import isolate
+from kernellab.grading.building import Built
+from kernellab.grading.model import GroupResult
+from kernellab.grading.targets import executable
+from kernellab.isolate import Isolation, IsolationError
+from kernellab.verdict import Verdict
+
+ISOLATED_FOLDER = "isolated"
+# Where the tasks whose isolated build failed are built from the whole submission.
+WHOLE_BUILD_FOLDER = "build-whole"
+
+
+def isolate_tasks(assignment, solution: Path, job: Path) -> dict[str, Isolation]:
+    """Per test executable, the folder its task's build uses; none where the student's files
+    cannot be parsed into functions (the whole submission is then graded, as it is)."""
+    try:
+        return isolate.isolated_solutions(assignment, solution, assignment.reference_dir, job / ISOLATED_FOLDER)
+    except IsolationError:
+        return {}
+
+
+def cmake_args(isolations: dict[str, Isolation]) -> tuple[str, ...]:
+    return tuple(isolate.cmake_overrides(isolations))
+
+
+def folders(isolations: dict[str, Isolation]) -> tuple[Path, ...]:
+    """What the build's sandbox must read besides the submission."""
+    return tuple(isolation.folder for isolation in isolations.values())
+
+
+def whole_where_isolated_failed(built: Built, isolations: dict[str, Isolation], build_whole, job: Path, assignment_id: str) -> Built:
+    """The tasks whose isolated build failed, built from the whole submission instead: the
+    reference's functions cannot always compile against a student's own types (the course's
+    Mssp takes volatile references). Their executables take the isolated ones' place; their
+    errors, if the whole submission fails too, are the whole submission's, never the isolated
+    build's, which could quote the reference."""
+    failed = [tests for tests in isolations if built.get(tests) is not None]
+    if not failed:
+        return built
+    whole_dir = job / WHOLE_BUILD_FOLDER
+    whole = build_whole(whole_dir, failed)
+    for tests in failed:
+        if whole[tests] is None:
+            target = executable(job / "build", assignment_id, tests)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(executable(whole_dir, assignment_id, tests), target)
+    return {**built, **whole}
+
+
+def noted(results: dict[tuple[str, str], GroupResult], isolations: dict[str, Isolation]) -> dict[tuple[str, str], GroupResult]:
+    """A failed group of an isolated task says whose code its tests ran: the failure is in the
+    task's own functions."""
+    return {
+        (tests, group): replace(result, detail="\n".join(filter(None, (result.detail, isolate.feedback_lines(isolations[tests])[0]))))
+        if tests in isolations and result.verdict not in (Verdict.PASSED, Verdict.NO_GPU) else result
+        for (tests, group), result in results.items()
+    }
