@@ -53,7 +53,7 @@ class TestCaseResult:
 # The test name of the one failed result that a forged record file gets.
 FORGED_RECORDS = "(the run's records)"
 # Roles a test executable's run writes: the student's build records no expected results.
-_OWN_ROLES = ("device", "end")
+_OWN_ROLES = ("device", "property", "end")
 
 
 def judge(expected: Sequence[Record], produced: Sequence[Record]) -> list[CheckResult]:
@@ -89,7 +89,10 @@ def own_results(records: Iterable[Record]) -> list[Record]:
 
 def forgery(expected: Sequence[Record], produced: Sequence[Record]) -> str:
     """Why `produced` cannot be a student build's own records of the checks in `expected`, or ""."""
-    checks = {want.key for want in expected if want.role == "expected"}
+    # A device result for each check the reference expects one for; a measurement (properties.py)
+    # for each the reference measured too.
+    checks = {("device", want.key) for want in expected if want.role == "expected"}
+    checks |= {("property", want.key) for want in expected if want.role == "property"}
     seen: set[tuple] = set()
     for index, record in enumerate(produced):
         where = f"{record.test} / {record.case} / {record.check} #{record.ordinal}"
@@ -99,10 +102,10 @@ def forgery(expected: Sequence[Record], produced: Sequence[Record]) -> str:
             if index != len(produced) - 1:
                 return f"{len(produced) - 1 - index} record(s) after the end of the tests (written at exit?)"
             continue
-        if record.key in seen:
+        if (record.role, record.key) in seen:
             return f"two results for one check ({where})"
-        seen.add(record.key)
-        if record.key not in checks:
+        seen.add((record.role, record.key))
+        if (record.role, record.key) not in checks:
             return f"a result for a check the tests do not make ({where})"
     return ""
 

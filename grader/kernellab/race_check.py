@@ -16,10 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab.cmake import BUILD_FAILED, PASSED
-from kernellab.grading import GradingRun, build, judge_group, run_group, student_build_args
+from kernellab.backend import Backend
+from kernellab.grading.building import build, student_role_args
+from kernellab.grading.groups import judge_group, run_group
+from kernellab.grading.run import GradingRun
 from kernellab.manifest import Assignment
 from kernellab.sandbox import Sandbox
+from kernellab.verdict import Verdict
 
 # Small enough for every launch under three thread orders in seconds; just over a block of 1024,
 # and one partial warp, as the sanitizers' sizes (sanitizer.py).
@@ -42,7 +45,7 @@ class _SmallCases(GradingRun):
     """A grading run on the CPU backend whose only group is the hidden one, at RACE_SIZES."""
 
     def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | None, seed: int):
-        super().__init__(assignment, "cpu", work, sandbox, seed, CPU_ARGS)
+        super().__init__(assignment, Backend.CPU, work, sandbox, seed, CPU_ARGS)
         self.hidden_sizes = RACE_SIZES
 
     def active_groups(self) -> tuple[str, ...]:
@@ -56,12 +59,12 @@ def check_races(
     (the intake's folder), with the reference built and recorded under `work` once per `work`."""
     run = _SmallCases(assignment, work, sandbox, seed)
     job = work / "race-check"
-    built = build(assignment, solution, job / "build", list(tests), (*run.cmake_args, *student_build_args(run.backend)), sandbox)
+    built = build(assignment, solution, job / "build", list(tests), (*run.cmake_args, *student_role_args(run.backend)), sandbox)
     checks = {}
     for name in tests:
         if built[name] is not None:
-            checks[name] = RaceCheck(name, BUILD_FAILED, built[name])
+            checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, built[name])
             continue
         result = judge_group(run, run_group(run, job, name, GROUP))
-        checks[name] = RaceCheck(name, result.verdict, "" if result.verdict == PASSED else result.detail)
+        checks[name] = RaceCheck(name, result.verdict, "" if result.verdict == Verdict.PASSED else result.detail)
     return checks

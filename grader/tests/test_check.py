@@ -76,14 +76,11 @@ def test_a_marker_error_fails_the_skeleton_check_with_file_and_line(starter_root
 
 def test_the_manifest_check_names_each_missing_file(starter_root: Path, tmp_path: Path):
     (starter_root / "assignments" / "demo" / "tests" / "test_saxpy.cu").unlink()
-    cmake_lists = starter_root / "assignments" / "demo" / "CMakeLists.txt"
-    cmake_lists.write_text("kernellab_add_assignment_tests(demo GPU other)\n")
     (starter_root / "handout" / "demo.md").unlink()
     verdict = verdict_of("manifest", context_of(starter_root, tmp_path))
     assert verdict.verdict == FAILED
     assert verdict.detail.splitlines() == [
         "missing: assignments/demo/tests/test_saxpy.cu (task saxpy)",
-        "saxpy in kernellab_add_assignment_tests of assignments/demo/CMakeLists.txt",
         "handout/demo.md (the task text)",
     ]
 

@@ -90,6 +90,30 @@ def test_a_run_closed_by_its_end_record_passes(tmp_path):
     assert result.passed
 
 
+def measurement(check: str = "scanIncWarp: depth") -> bytes:
+    return record_bytes(np.array([5], dtype="<i8"), "property", check=check)
+
+
+def test_a_measurement_the_reference_made_too_is_the_students_own(tmp_path):
+    # Property records (properties.py) are the student's run's own, where the reference's run measured the same.
+    [result] = judged(tmp_path, [record_bytes(EXPECTED, "expected"), measurement()],
+                      [record_bytes(EXPECTED, "device"), measurement(), end_record()])
+    assert result.passed
+
+
+@pytest.mark.parametrize(
+    ("produced", "found"),
+    [
+        ([record_bytes(EXPECTED, "device"), measurement(), measurement()], "two results for one check"),
+        ([record_bytes(EXPECTED, "device"), measurement("scanIncWarp: work")], "a result for a check the tests do not make"),
+    ],
+    ids=["duplicate-measurement", "measurement-the-reference-never-made"],
+)
+def test_measurements_the_harness_never_writes_fail_the_run(tmp_path, produced, found):
+    [result] = judged(tmp_path, [record_bytes(EXPECTED, "expected"), measurement()], produced)
+    assert not result.passed and found in result.message, result.message
+
+
 def test_the_reference_is_judged_on_its_own_results_only(tmp_path):
     recorded = read_records(
         write(tmp_path / "reference.rec", record_bytes(EXPECTED, "device"), record_bytes(EXPECTED, "expected"), end_record())

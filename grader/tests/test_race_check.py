@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kernellab.cmake import PASSED
 from kernellab.manifest import load_assignment
 from kernellab.race_check import check_races
+from kernellab.verdict import Verdict
 from test_adversarial import ASSIGNMENT, fixture_root
 
 pytestmark = [
@@ -30,7 +30,7 @@ def test_a_reduction_without_its_barrier_is_a_race_and_the_reference_is_clean(tm
     (racy / "sum.cuh").write_text(source.replace(*RACY, 1))
     work = tmp_path / "work"
     clean = check_races(assignment, assignment.reference_dir, work, None, 7, ["sum"])
-    assert clean["sum"].verdict == PASSED and clean["sum"].finding == ""
+    assert clean["sum"].verdict == Verdict.PASSED and clean["sum"].finding == ""
     found = check_races(assignment, racy, work, None, 7, ["sum"])
-    assert found["sum"].verdict != PASSED
+    assert found["sum"].verdict != Verdict.PASSED
     assert "race in" in found["sum"].finding, found["sum"].finding
