@@ -24,7 +24,7 @@ class Requirement:
     function: str
     at_most: int | None = None
     at_least: int | None = None
-    # Why the bound is what the task teaches: shown to instructors, and in the feedback.
+    # Why the bound is what the task teaches, for whoever reads the manifest.
     why: str = ""
 
 

@@ -36,7 +36,7 @@ class Measurement:
     function: str
     property: str
     value: int
-    # The test case and its inputs, as the record names them.
+    # The inputs of the measurement (KL_CAPTURE's), as the record names them.
     where: str
 
 
@@ -44,7 +44,7 @@ class Measurement:
 class PropertyVerdict:
     requirement: Requirement
     met: bool
-    # What the student reads: "scanIncWarp: depth 31, required at most 5 (why); measured in <test: case>".
+    # What the student reads: "scanIncWarp: depth 31, required at most 5 (block := 32, n := 64)".
     line: str
 
 
@@ -59,7 +59,8 @@ def measurements(records: Iterable[Record]) -> list[Measurement]:
         if not separator:
             continue
         (value,) = struct.unpack("<q", record.payload)
-        where = f"{record.test}: {record.case}" if record.case else record.test
+        # The inputs name the measurement; the test case only where it names none.
+        where = record.case or record.test
         found.append(Measurement(function, name, value, where))
     return found
 
@@ -89,8 +90,7 @@ def judge_requirement(requirement: Requirement, found: Iterable[Measurement]) ->
     outside = [m for m in mine if not within(requirement, m.value)]
     if outside:
         worst = outside[0]
-        why = f" ({requirement.why})" if requirement.why else ""
-        return PropertyVerdict(requirement, False, f"{label} {worst.value}, required {bound}{why}; measured in {worst.where}")
+        return PropertyVerdict(requirement, False, f"{label} {worst.value}, required {bound} ({worst.where})")
     nearest = max(mine, key=lambda m: m.value) if requirement.at_most is not None else min(mine, key=lambda m: m.value)
     return PropertyVerdict(requirement, True, f"{label} {nearest.value}, required {bound}")
 

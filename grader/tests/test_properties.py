@@ -36,7 +36,7 @@ def test_a_measurement_past_the_bound_fails_and_names_the_value_the_bound_and_th
     lines = verdict_lines(tmp_path, [DEPTH], property_record("scanIncWarp", "depth", 5),
                           property_record("scanIncWarp", "depth", 31, case="block := 1024, n := 2048"))
     assert lines == [
-        (False, "scanIncWarp: depth 31, required at most 5 (lg(WARP) steps); measured in a test: block := 1024, n := 2048")
+        (False, "scanIncWarp: depth 31, required at most 5 (block := 1024, n := 2048)")
     ]
 
 
@@ -73,7 +73,7 @@ def test_unmet_requirements_read_every_group_s_records(tmp_path: Path):
     hidden = records_of(tmp_path, property_record("scanIncWarp", "depth", 6), name="hidden.rec")
     assert unmet_requirements((DEPTH,), [public]) == ()
     assert unmet_requirements((DEPTH,), [public, hidden]) == (
-        "scanIncWarp: depth 6, required at most 5 (lg(WARP) steps); measured in a test: block := 32, n := 64",
+        "scanIncWarp: depth 6, required at most 5 (block := 32, n := 64)",
     )
 
 
