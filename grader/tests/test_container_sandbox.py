@@ -48,7 +48,7 @@ def layout(tmp_path: Path):
 
 
 def run_python(sandbox: ContainerSandbox, code: str, step: Step, timeout_s: float = 30) -> runner.RunOutcome:
-    return runner.run([PYTHON, "-c", code], Path("/tmp"), timeout_s, sandbox=sandbox, step=step)
+    return runner.run_program([PYTHON, "-c", code], Path("/tmp"), timeout_s, sandbox=sandbox, step=step)
 
 
 def test_a_step_runs_as_an_unprivileged_uid_with_no_new_privs(layout):
@@ -82,7 +82,7 @@ def test_student_code_reads_neither_the_reference_nor_the_records_nor_the_refere
         "    try: open(path).read(); print('read', path)\n"
         "    except OSError as error: print('refused', path, error.errno)\n"
     )
-    outcome = runner.run([PYTHON, "-c", code, *map(str, secrets + public)], Path("/tmp"), 30, sandbox=sandbox,
+    outcome = runner.run_program([PYTHON, "-c", code, *map(str, secrets + public)], Path("/tmp"), 30, sandbox=sandbox,
                          step=build_step([root / "assignments" / "x"], job / "build"))
     # the build folder is created by the grader before a build
     assert outcome.exit_code == 0, outcome.output
