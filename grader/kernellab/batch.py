@@ -140,7 +140,7 @@ def _grade_one(grading: GradingRun, student: str, submission: Path, out: Path) -
             seconds=time.monotonic() - started,
         )
     try:
-        reports.write_all(grade, out / "students" / student)
+        reports.write_all(grade, out / "students" / student, grading.assignment.grading.hidden_visibility)
     except OSError as error:  # a full disk: say so, keep going, and let a rerun retry this student
         console.print(f"{student}: not graded: its reports could not be written: {error}")
     return grade

@@ -1,6 +1,5 @@
 """The build interface of the C++ side: configure, build and run one assignment's test executables."""
 
-import os
 import re
 import shutil
 import subprocess
@@ -8,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab.cpus import available_cpus
 from kernellab.errors import InputError
 
 # Linker errors name their cause on the line before "ld returned 1": keep those lines too.
@@ -60,7 +60,7 @@ def test_target(assignment_id: str, tests: str) -> str:
 
 
 def build_command(build_dir: Path, target: str) -> list[str]:
-    return ["cmake", "--build", str(build_dir), "--target", target, "-j", str(os.cpu_count() or 1)]
+    return ["cmake", "--build", str(build_dir), "--target", target, "-j", str(available_cpus())]
 
 
 def speed_target(assignment_id: str) -> str:

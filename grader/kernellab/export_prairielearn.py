@@ -17,11 +17,12 @@ a submission refused at intake is not gradable there (format_errors), so it cost
 import html
 import json
 import shlex
+import tomllib
 import uuid
 from pathlib import Path
 
 from kernellab.bundle import SCRIPT_MODE, BundleFile
-from kernellab.grader_bundle import grader_files, write_tree
+from kernellab.grader_bundle import PACKAGE_ROOT, grader_files, write_tree
 from kernellab.manifest import Assignment
 
 # PrairieLearn's limit on an external grading job, and what grading leaves of it for the rest.
@@ -40,7 +41,7 @@ ENTRYPOINT_SCRIPT = """\
 set -u
 here=/grade/serverFilesCourse/{server_files}
 mkdir -p /grade/results
-PYTHONPATH="$here/grader" python3 -m kernellab --root "$here" \\
+PYTHONPATH="$here/grader" "${{KERNELLAB_PYTHON:-/opt/kernellab/bin/python}}" -m kernellab --root "$here" \\
   grade /grade/student --assignment {id} --out /grade/results/kernellab --work /tmp/kernellab-work \\
   --backend cpu --sandbox container --deadline {deadline}{remote}
 if [ -s /grade/results/kernellab/prairielearn.json ]; then
@@ -59,9 +60,15 @@ DOCKERFILE = """\
 #   docker build -t {image} . && docker push {image}
 FROM ubuntu:24.04
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\
-      g++ cmake ninja-build catch2 libboost-context-dev python3 python3-numpy python3-rich python3-matplotlib \\
+      g++ cmake ninja-build catch2 libboost-context-dev python3 python3-venv \\
     && rm -rf /var/lib/apt/lists/*
+RUN python3 -m venv /opt/kernellab && /opt/kernellab/bin/pip install --no-cache-dir {requirements}
 """
+
+
+def grader_requirements() -> list[str]:
+    """The grader's Python dependencies, as its pyproject.toml declares them."""
+    return tomllib.loads((PACKAGE_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
 
 
 def info_json(assignment: Assignment, image: str, timeout_s: int, networking: bool) -> dict:
@@ -136,5 +143,5 @@ def export(assignment: Assignment, course: Path, image: str, timeout_s: int = MA
     (question / "question.html").write_text(question_html(assignment))
     dockerfile = course / "graders" / "kernellab" / "Dockerfile"
     dockerfile.parent.mkdir(parents=True, exist_ok=True)
-    dockerfile.write_text(DOCKERFILE.format(image=image))
+    dockerfile.write_text(DOCKERFILE.format(image=image, requirements=" ".join(map(shlex.quote, grader_requirements()))))
     return [question, server_files, dockerfile]

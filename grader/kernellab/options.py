@@ -3,9 +3,9 @@ library, share (the verbs themselves never import each other). Standard library 
 command line is parsed before any grading module (numpy, rich) is loaded."""
 
 import argparse
-import os
 from pathlib import Path
 
+from kernellab.cpus import available_cpus
 from kernellab.environment import BACKEND_CHOICES
 
 # A submission that could not be graded (grade, batch): an autograder platform shows a failure.
@@ -18,7 +18,7 @@ GRADEBOOK_FILE = "grades.csv"
 # (KERNELLAB_CPU_WORKERS, every core) already spread over the cores, but much of a job is one
 # process (the one test source a patch changes, the link, a GPU test run), so a few jobs at
 # once keep the cores busy; many would make the first builds of all jobs compete for memory.
-DEFAULT_WRONG_JOBS = max(1, (os.cpu_count() or 1) // 4)
+DEFAULT_WRONG_JOBS = max(1, available_cpus() // 4)
 # How student code can be confined (kernellab/sandbox.py, kernellab/container_sandbox.py).
 SANDBOX_KINDS = ("bubblewrap", "container")
 

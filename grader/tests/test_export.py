@@ -89,7 +89,8 @@ def test_the_prairielearn_question_validates_against_prairielearn_s_schema(start
     assert entrypoint.is_file() and entrypoint.stat().st_mode & 0o111, entrypoint
     assert (course / "serverFilesCourse/kernellab/reference/starter/kernels.cuh").is_file()
     assert '<pl-file-upload file-names="kernels.cuh"></pl-file-upload>' in (course / "questions/starter/question.html").read_text()
-    assert "FROM ubuntu:24.04" in (course / "graders/kernellab/Dockerfile").read_text()
+    dockerfile = (course / "graders/kernellab/Dockerfile").read_text()
+    assert "FROM ubuntu:24.04" in dockerfile and "pip install --no-cache-dir 'numpy>=1.24'" in dockerfile, dockerfile
 
 
 def test_prairielearn_upload_lists_every_alias_as_optional_and_requires_only_unaliased_names():
@@ -168,7 +169,7 @@ def test_the_prairielearn_entrypoint_answers_a_refused_submission_as_not_gradabl
         for folder in (grade, *(path for path in grade.rglob("*") if path.is_dir())):
             folder.chmod(0o755)
         # The Python running these tests stands in for the image's, which has the grader's packages.
-        env = {"PATH": f"{Path(sys.executable).parent}:{CONTAINER_PATH}", "HOME": "/root", "LANG": "C.UTF-8"}
+        env = {"PATH": CONTAINER_PATH, "HOME": "/root", "LANG": "C.UTF-8", "KERNELLAB_PYTHON": sys.executable}
         entrypoint = json.loads((course / "questions/starter/info.json").read_text())["externalGradingOptions"]["entrypoint"]
         ran = bwrap_at(grade, "/grade", [entrypoint], env, 600)
         assert ran.returncode == 0, f"{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"

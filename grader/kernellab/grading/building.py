@@ -1,12 +1,12 @@
 """Build a solution's test executables and speed program: CMake's configure step (the grader's own
 code, trusted), then the compilation of the solution, in the sandbox when one is given."""
 
-import os
 import re
 from pathlib import Path
 
 from kernellab import cmake, runner
 from kernellab.backend import Backend
+from kernellab.cpus import available_cpus
 from kernellab.grading.targets import executable, target_name
 from kernellab.manifest import Assignment
 from kernellab.sandbox import Sandbox, Step, build_step, toolchain_paths
@@ -60,7 +60,7 @@ def build(
     also sees `readable` (the reference build's harness mains, and nothing else of it)."""
     log_dir = build_dir / "logs"
     cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log", cmake_args)
-    command = ["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1), "--target"]
+    command = ["cmake", "--build", str(build_dir), "-j", str(available_cpus()), "--target"]
     command += [target_name(assignment.id, target) for target in targets]
     command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
     step = _build_step(assignment, solution, build_dir, readable)

@@ -1,20 +1,21 @@
 """What the runs of student and reference code share on one machine: the GPU, and the run slots."""
 
 import fcntl
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kernellab.cpus import available_cpus
+
 # Test executables of one submission run at once on the GPU (correctness only; speed runs alone).
 PARALLEL_RUNS = 8
 # Runs of student or reference code (test groups, sanitizers) at once on the machine, however
-# many submissions are graded together: two per core. Past the slots a run waits before it
+# many submissions are graded together: two per CPU it may use (cpus.py: a container's quota). Past the slots a run waits before it
 # starts, its time limit with it, instead of slowing the runs already going past their limits:
 # each run that times out beside others is run again with the GPU to itself, which holds up
 # every other grade.
-RUN_SLOTS = 2 * (os.cpu_count() or 1)
+RUN_SLOTS = 2 * available_cpus()
 
 
 class GpuLock:
