@@ -54,7 +54,7 @@ inline void recordProperty(const std::string& name, const std::string& function,
     const std::string line = measured + ", required " + bound.describe();
     // Printed in both modes: `kernellab test` shows the measurements from the output.
     std::cout << "kernellab property: " << line << std::endl;
-    if (recording()) {
+    if constexpr (KERNELLAB_RECORD_ROLE != 0) {  // a graded build (student or reference): the judge decides
         recordArray(propertyCheckName(name, function), "property", std::vector<int64_t>{value}, true, layoutJson(0, 0, 0));
         return;
     }
