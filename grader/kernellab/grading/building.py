@@ -4,7 +4,8 @@ code, trusted), then the compilation of the solution, in the sandbox when one is
 import re
 from pathlib import Path
 
-from kernellab import cmake, runner
+from kernellab import applicability, cmake, runner
+from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.cpus import available_cpus
 from kernellab.grading.targets import executable, target_name
@@ -80,6 +81,21 @@ def build(
             errors = cmake.first_error_lines(_failures_of(output, target_name(assignment.id, target)) or output)
             built[target] = "\n".join(errors)
     return built
+
+
+def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, sandbox: Sandbox | None,
+                     readable: tuple[Path, ...] = ()) -> tuple[Condition, ...]:
+    """What the submission's code does not promise (applicability.py): the probes that the
+    configured `build_dir` defines, built from the whole submission in the sandbox; a probe that
+    fails to compile marks its cases not applicable. None for an assignment without probes."""
+    targets = applicability.probe_targets(build_dir, assignment.id)
+    if not targets:
+        return ()
+    command = ["cmake", "--build", str(build_dir), "-j", str(available_cpus()), "--target", *targets]
+    command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
+    outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox,
+                                 step=_build_step(assignment, solution, build_dir, readable))
+    return applicability.unmet(build_dir, assignment.id, outcome.output)
 
 
 def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: tuple[Path, ...]) -> Step:

@@ -6,7 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kernellab import runner
+from kernellab import applicability, runner
+from kernellab.applicability import Condition
 from kernellab.grading import reference
 from kernellab.grading.building import Built
 from kernellab.grading.model import GroupResult
@@ -38,16 +39,19 @@ class GroupRun:
     records: Path
     outcome: runner.RunOutcome
     step: Step
+    # The conditions of the submission's code whose cases are not applicable (applicability.py).
+    not_applicable: tuple[Condition, ...] = ()
 
 
-def run_groups(grading: GradingRun, job: Path, built: Built) -> list[GroupRun]:
-    """Every group of every test executable that built, several at once on the shared GPU."""
+def run_groups(grading: GradingRun, job: Path, built: Built, not_applicable: tuple[Condition, ...] = ()) -> list[GroupRun]:
+    """Every group of every test executable that built, several at once on the shared GPU;
+    `not_applicable`: what the submission's code does not promise (applicability.py)."""
     runnable = [(tests, group) for group in grading.active_groups() for tests, errors in built.items() if errors is None]
     with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-        return list(pool.map(lambda key: run_group(grading, job, *key), runnable))
+        return list(pool.map(lambda key: run_group(grading, job, *key, not_applicable), runnable))
 
 
-def run_group(grading: GradingRun, job: Path, tests: str, group: str) -> GroupRun:
+def run_group(grading: GradingRun, job: Path, tests: str, group: str, not_applicable: tuple[Condition, ...] = ()) -> GroupRun:
     """Run one test executable on one group's inputs in a fresh process; its records are judged later."""
     records = job / "records" / f"{tests}.{group}.rec"
     fresh_output(records)
@@ -64,7 +68,7 @@ def run_group(grading: GradingRun, job: Path, tests: str, group: str) -> GroupRu
         )
     (job / "logs").mkdir(exist_ok=True)
     (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
-    return GroupRun(tests, group, records, outcome, step)
+    return GroupRun(tests, group, records, outcome, step, not_applicable)
 
 
 def judge_groups(grading: GradingRun, built: Built, runs: list[GroupRun]) -> dict[GroupKey, GroupResult]:
@@ -80,8 +84,10 @@ def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
     expected = read_records(reference.expected_records(grading, ran.tests, group))
     if not expected.records:
         return GroupResult(group, Verdict.NO_GPU, "no CUDA device: the reference could not run either", seconds=outcome.seconds)
+    # The cases beyond what the submission's code promises: the tests skip them, the judge too.
+    applicable, not_applicable = applicability.without_not_applicable(expected.records, ran.tests, ran.not_applicable)
     produced = read_records(ran.records)
-    checks = judge(expected.records, produced.records)
+    checks = judge(applicable, produced.records)
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
     verdict = decide(outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous))
@@ -93,12 +99,14 @@ def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
         detail = "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
     else:
         detail = _failure_detail(grading, ran, failed, produced.problem, len(checks))
+    detail = "\n".join(filter(None, (detail, *not_applicable)))
     # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
     # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
     return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=not outcome.may_owe_to_neighbours())
 
 
-def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupResult]) -> dict[GroupKey, GroupResult]:
+def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupResult],
+                  not_applicable: tuple[Condition, ...] = ()) -> dict[GroupKey, GroupResult]:
     """The groups that failed out of time or out of GPU memory, each run again alone (no other
     test program beside it, the GPU its own): their verdicts come from that run. Runs that share
     the machine (this submission's other groups, other submissions' runs in a batch) can take the
@@ -109,7 +117,7 @@ def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupR
         if result.verdict in (Verdict.PASSED, *NOT_RUN, Verdict.BUILD_FAILED) or result.conclusive:
             continue
         with grading.gpu_lock.exclusive():
-            again = judge_group(grading, run_group(grading, job, *key))
+            again = judge_group(grading, run_group(grading, job, *key, not_applicable))
         reason = "out of time" if result.verdict == Verdict.TIMED_OUT else "out of GPU memory"
         note = f"run again with the GPU to itself: the first run, beside other runs, ran {reason}"
         confirmed[key] = replace(again, detail="\n".join(filter(None, (again.detail, note))))

@@ -19,7 +19,7 @@ from kernellab import properties
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
 from kernellab.grading import findings, groups, isolation, reference
-from kernellab.grading.building import Built, build, student_role_args
+from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
 from kernellab.grading.model import Grade, GradingError, TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import add_sanitizer_reports, run_sanitizers
@@ -78,15 +78,17 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
             built = isolation.whole_where_isolated_failed(
                 built, isolations, lambda whole_dir, targets: build_solution(grading, solution, whole_dir, {}, targets),
                 job, assignment.id)
+            not_applicable = unmet_conditions(assignment, solution, build_dir, grading.sandbox,
+                                              readable=reference.prebuilt_mains(grading))
         tests_built = {tests: errors for tests, errors in built.items() if tests != SPEED_TARGET}
         with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
             sanitizing = sanitizing_thread.submit(run_sanitizers, grading, job, tests_built)
             with timed(stages, "tests"):
-                runs = groups.run_groups(grading, job, tests_built)
+                runs = groups.run_groups(grading, job, tests_built, not_applicable)
             sanitizer_reports = sanitizing.result()
     results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
     started = time.monotonic()
-    if confirmed := groups.confirm_alone(grading, job, results):
+    if confirmed := groups.confirm_alone(grading, job, results, not_applicable):
         results |= confirmed
         stages["confirmed alone"] = time.monotonic() - started
     symbol_findings = symbols_in_binaries(
