@@ -157,7 +157,7 @@ def bundle_files(assignment: Assignment) -> dict[str, BundleFile]:
     for entry in ASSIGNMENT_ENTRIES:
         files.update(_tree(assignment_dir / entry, f"assignments/{assignment.id}/{entry}"))
     # The skeleton as the markers give it now, whatever is committed (`check` compares the two).
-    for name, content in strip_tree(assignment.reference_dir, assignment.task_ids).items():
+    for name, content in strip_tree(assignment.reference_dir, assignment.written_task_ids).items():
         files[f"skeleton/{assignment.id}/{name}"] = BundleFile(content)
     markdown_text = handout_markdown(assignment)
     files[f"handout/{assignment.id}.md"] = BundleFile(markdown_text.encode())

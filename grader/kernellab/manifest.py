@@ -110,6 +110,12 @@ class Assignment:
         return tuple(task.id for task in self.tasks)
 
     @property
+    def written_task_ids(self) -> tuple[str, ...]:
+        """The tasks the student writes, each with its solution region in the reference: every
+        task but given code that is tested for no points."""
+        return tuple(task.id for task in self.tasks if task.points > 0)
+
+    @property
     def tested_tasks(self) -> tuple[Task, ...]:
         """The tasks that a test executable checks (the others are answered in a file)."""
         return tuple(task for task in self.tasks if task.tests is not None)

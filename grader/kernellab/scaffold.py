@@ -47,7 +47,7 @@ def scaffold(root: Path, new_id: str, source_id: str | None) -> list[Path]:
         for name, source in sources.items():
             _copy_renamed(source, root / name, source_id, new_id)
         assignment = load_assignment(root, new_id)
-        replace_tree(assignment.skeleton_dir, strip_tree(assignment.reference_dir, assignment.task_ids))
+        replace_tree(assignment.skeleton_dir, strip_tree(assignment.reference_dir, assignment.written_task_ids))
     except BaseException:
         for path in targets:
             if path.is_dir():

@@ -23,7 +23,7 @@ def regenerate(root: Path, assignment_ids: list[str], check_only: bool) -> bool:
         raise InputError(f"no assignments under {root / 'assignments'}")
     # Load and strip everything first so that an error in any one writes nothing.
     assignments = [load_assignment(root, assignment_id) for assignment_id in assignment_ids]
-    generated = [strip_tree(assignment.reference_dir, assignment.task_ids) for assignment in assignments]
+    generated = [strip_tree(assignment.reference_dir, assignment.written_task_ids) for assignment in assignments]
     out_of_date = False
     for assignment, files in zip(assignments, generated):
         changes = tree_changes(files, assignment.skeleton_dir)
@@ -40,7 +40,7 @@ def regenerate(root: Path, assignment_ids: list[str], check_only: bool) -> bool:
 
 def changes_to_skeleton(assignment: Assignment) -> list[Change]:
     """How the committed skeleton differs from what the reference's markers give."""
-    return tree_changes(strip_tree(assignment.reference_dir, assignment.task_ids), assignment.skeleton_dir)
+    return tree_changes(strip_tree(assignment.reference_dir, assignment.written_task_ids), assignment.skeleton_dir)
 
 
 def read_tree(directory: Path) -> dict[str, bytes]:

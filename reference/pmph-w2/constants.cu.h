@@ -1,7 +1,7 @@
 // kernellab's compat fixture of the PMPH course's constants file, 2020-2023 shape (not the
 // course's code): hardware figures in globals that stay zero until initHwd() fills them.
-#ifndef KERNELLAB_COMPAT_CONSTANTS
-#define KERNELLAB_COMPAT_CONSTANTS
+#ifndef PMPH_COMPAT_CONSTANTS
+#define PMPH_COMPAT_CONSTANTS
 
 #include <sys/time.h>
 #include <time.h>

@@ -1,8 +1,8 @@
 // kernellab's compat fixture of the PMPH course's host file, 2020-2023 shape: helpers defined in
 // the header without `inline`, and host wrappers that give every chunked launch ELEMS_PER_THREAD
 // words of shared memory per thread without opting in to more than the default.
-#ifndef KERNELLAB_COMPAT_HOST
-#define KERNELLAB_COMPAT_HOST
+#ifndef PMPH_COMPAT_HOST
+#define PMPH_COMPAT_HOST
 
 #include "constants.cu.h"
 #include "pbbKernels.cu.h"

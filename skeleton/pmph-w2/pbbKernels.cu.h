@@ -2,8 +2,8 @@
 // declarations (operators taking volatile references, no copy from a volatile MyInt4, `unsigned int`
 // thread indexes) with kernellab's own bodies, and the three weekly-2 tasks solved (the
 // solution markers give the stubs: the 2020-2023 shape is reference/pmph-w2).
-#ifndef KERNELLAB_COMPAT_KERNELS
-#define KERNELLAB_COMPAT_KERNELS
+#ifndef PMPH_COMPAT_KERNELS
+#define PMPH_COMPAT_KERNELS
 
 #include <cuda_runtime.h>
 

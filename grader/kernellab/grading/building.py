@@ -105,8 +105,28 @@ def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: 
     frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
     cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
     tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(cache)]
-    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, solution, *extra]
+    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, *_configure_inputs(build_dir, root),
+                solution, *extra]
     return build_step(readable, build_dir)
+
+
+def _configure_inputs(build_dir: Path, root: Path) -> list[Path]:
+    """The folders of the repository's files that the configure step read (Ninja re-runs it when
+    one is missing, as in a sandbox that hides it): an assignment that shares another's tests
+    reads them. Never the reference's."""
+    ninja = build_dir / "build.ninja"
+    if not ninja.is_file():
+        return []
+    rule = re.search(r"^build build\.ninja: RERUN_CMAKE[^\n]*(?:\$\n[^\n]*)*", ninja.read_text(errors="replace"), re.MULTILINE)
+    if rule is None:
+        return []
+    hidden = (root / "reference").resolve()
+    folders = {Path(path).parent for path in re.findall(r"(/\S+)", rule.group().replace("$\n", " "))}
+    # Not a folder that holds the reference either (the repository's root, whose CMakeLists.txt
+    # the configure step read, is among the frozen sources already).
+    return sorted(folder for folder in folders
+                  if folder.resolve().is_relative_to(root.resolve()) and not folder.resolve().is_relative_to(hidden)
+                  and not hidden.is_relative_to(folder.resolve()))
 
 
 def _failures_of(output: str, target: str) -> str:
