@@ -117,7 +117,8 @@ def _configure_inputs(build_dir: Path, root: Path) -> list[Path]:
     ninja = build_dir / "build.ninja"
     if not ninja.is_file():
         return []
-    rule = re.search(r"^build build\.ninja: RERUN_CMAKE[^\n]*(?:\$\n[^\n]*)*", ninja.read_text(errors="replace"), re.MULTILINE)
+    # "build build.ninja: RERUN_CMAKE | <inputs>"; newer CMake names the file twice before the colon.
+    rule = re.search(r"^build build\.ninja[^:\n]*: RERUN_CMAKE[^\n]*(?:\$\n[^\n]*)*", ninja.read_text(errors="replace"), re.MULTILINE)
     if rule is None:
         return []
     hidden = (root / "reference").resolve()
