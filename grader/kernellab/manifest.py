@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kernellab.manifest_fields import ManifestError, check_fields, field_error, key_path, string_list
-from kernellab.manifest_tasks import (
-    FUNCTION_NAME, PROPERTY_NAME, TASK_ID, TESTS_NAME, WARP_SYNCHRONOUS_POLICIES, Requirement, Task, parse_tasks,
-)
+from kernellab.manifest_fields import ManifestError, check_fields, field_error, string_list
+# Requirement and Task are the manifest's types for every reader (properties.py, the commands).
+from kernellab.manifest_tasks import Requirement, Task, parse_tasks
 
 MANIFEST_NAME = "assignment.toml"
 # Seconds one run of a test executable may take on a GPU, unless a manifest says (grading.timeout);

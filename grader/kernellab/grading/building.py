@@ -1,6 +1,7 @@
 """Build a solution's test executables and speed program: CMake's configure step (the grader's own
 code, trusted), then the compilation of the solution, in the sandbox when one is given."""
 
+import os
 import re
 from pathlib import Path
 
