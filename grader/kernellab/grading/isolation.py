@@ -11,6 +11,7 @@ from kernellab.grading.building import Built
 from kernellab.grading.model import GroupResult
 from kernellab.grading.targets import executable
 from kernellab.isolate import Isolation, IsolationError
+from kernellab.manifest import Assignment
 from kernellab.verdict import Verdict
 
 ISOLATED_FOLDER = "isolated"
@@ -18,7 +19,7 @@ ISOLATED_FOLDER = "isolated"
 WHOLE_BUILD_FOLDER = "build-whole"
 
 
-def isolate_tasks(assignment, solution: Path, job: Path) -> dict[str, Isolation]:
+def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> dict[str, Isolation]:
     """Per test executable, the folder its task's build uses; none where the student's files
     cannot be parsed into functions (the whole submission is then graded, as it is)."""
     try:
