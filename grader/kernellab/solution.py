@@ -8,16 +8,25 @@ from kernellab.manifest import Assignment, list_assignments, load_assignment
 
 
 def choose_assignment(root: Path, given: str | None, solution: Path | None) -> Assignment:
-    """The assignment named, else the only one, else the one whose required files `solution` holds."""
+    """The assignment named, else the only one, else the one whose skeleton or reference folder
+    `solution` is, else the only one whose required files `solution` holds."""
     if given:
         return load_assignment(root, given)
     assignment_ids = list_assignments(root)
     if len(assignment_ids) == 1:
         return load_assignment(root, assignment_ids[0])
     assignments = [load_assignment(root, assignment_id) for assignment_id in assignment_ids]
-    matching = [assignment for assignment in assignments if solution is not None and missing_file(assignment, solution) is None]
-    if len(matching) == 1:
-        return matching[0]
+    if solution is not None:
+        folder = solution.resolve()
+        owning = [a for a in assignments if folder in (a.skeleton_dir.resolve(), a.reference_dir.resolve())]
+        if len(owning) == 1:
+            return owning[0]
+        matching = [a for a in assignments if missing_file(a, solution) is None]
+        if len(matching) == 1:
+            return matching[0]
+        if matching:
+            fitting = ", ".join(a.id for a in matching)
+            raise InputError(f"name the assignment with --assignment ID: {solution} holds the files of {fitting}")
     known = ", ".join(assignment_ids) or "none"
     raise InputError(f"name the assignment with --assignment ID (assignments: {known})")
 

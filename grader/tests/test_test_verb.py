@@ -536,6 +536,12 @@ def test_the_skeleton_copy_tests_build_and_run_for_real(tmp_path: Path, capsys):
 def test_the_assignment_is_inferred_from_the_files_a_solution_folder_holds(tmp_path):
     assert choose_assignment(REAL_ROOT, None, REAL_ROOT / "skeleton" / "pbb").id == "pbb"
     assert choose_assignment(REAL_ROOT, None, REAL_ROOT / "skeleton" / "reduce").id == "reduce"
+    assert choose_assignment(REAL_ROOT, None, REAL_ROOT / "reference" / "pmph-w2").id == "pmph-w2"
     assert choose_assignment(REAL_ROOT, "reduce", REAL_ROOT / "skeleton" / "pbb").id == "reduce"
     with pytest.raises(InputError, match="name the assignment with --assignment ID"):
+        choose_assignment(REAL_ROOT, None, tmp_path)
+    # A student's folder with the course's file names fits both pbb and pmph-w2: both are named.
+    for name in ("pbbKernels.cu.h", "hostSkel.cu.h"):
+        (tmp_path / name).write_text("// a student's file\n")
+    with pytest.raises(InputError, match="holds the files of pbb, pmph-w2"):
         choose_assignment(REAL_ROOT, None, tmp_path)
