@@ -117,6 +117,19 @@ def test_speed_scores_net_times_and_refuses_wrong_digests(tmp_path, monkeypatch)
     assert refused.points == 0 and "differs from the reference's" in refused.problem
 
 
+def test_windows_that_something_else_slowed_down_do_not_move_the_time(tmp_path, monkeypatch):
+    # Two of every three timed windows take 0.1 s longer (another build held the core, say): the
+    # time is the undisturbed one's, since no window can be shorter than its work.
+    monkeypatch.setattr(speed, "REPETITIONS", 3)
+    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+    reference = program(tmp_path, call_s=0.02, name="reference")
+    disturbed = "windows = 0\ndef answer(kind, seed):\n    global windows\n    windows += 1\n" \
+                "    if windows % 3:\n        time.sleep(0.1)\n    return digest(seed)"
+    student = program(tmp_path, disturbed, call_s=0.02, name="disturbed")
+    [result] = speed.measure([case], student, reference, tmp_path / "work", seed=5, sandbox=None)
+    assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == 10.0, result
+
+
 def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
     seeds = {speed.repetition_seed(7, r, "map", 64, i) for r in range(3) for i in range(15)}
     assert len(seeds) == 45
