@@ -19,7 +19,7 @@ GRADEBOOK_FILE = "grades.csv"
 # process (the one test source a patch changes, the link, a GPU test run), so a few jobs at
 # once keep the cores busy; many would make the first builds of all jobs compete for memory.
 DEFAULT_WRONG_JOBS = max(1, available_cpus() // 4)
-# How student code can be confined (kernellab/sandbox.py, kernellab/container_sandbox.py).
+# How student code can be confined (kernellab/sandbox/bubblewrap.py, kernellab/sandbox/container.py).
 SANDBOX_KINDS = ("bubblewrap", "container")
 
 

@@ -21,7 +21,7 @@ from kernellab.grading.building import build, student_role_args
 from kernellab.grading.groups import judge_group, run_group
 from kernellab.grading.run import GradingRun
 from kernellab.manifest import Assignment
-from kernellab.sandbox import Sandbox
+from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.verdict import Verdict
 
 # Small enough for every launch under three thread orders in seconds; just over a block of 1024,

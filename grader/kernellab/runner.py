@@ -1,7 +1,7 @@
 """Run one untrusted program: in the sandbox, its own session, a wall-clock limit, bounded output.
 
 A program built from student code may hang, fork, or print without end. Each run gets a fresh
-process (a CUDA error poisons a context for every later call) inside the sandbox (sandbox.py)
+process (a CUDA error poisons a context for every later call) inside the sandbox (sandbox/)
 when one is given, its whole process tree is killed at the time limit, and only the head and
 tail of its output are kept.
 """
@@ -20,7 +20,9 @@ from pathlib import Path
 
 from kernellab import gpu_memory
 from kernellab.cpus import available_cpus
-from kernellab.sandbox import Confined, Sandbox, SandboxFailure, Step, limit_process
+from kernellab.sandbox.bubblewrap import Sandbox
+from kernellab.sandbox.limits import limit_process
+from kernellab.sandbox.step import Confined, SandboxFailure, Step
 from kernellab.verdict import RunEnd, signal_name
 
 # Output kept from each end of a run's output; the middle is dropped and counted.

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import runner
-from kernellab.sandbox import Sandbox, Step, fresh_output
+from kernellab.sandbox.bubblewrap import Sandbox
+from kernellab.sandbox.step import Step, fresh_output
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # Test cases tagged so exist to make races show on a plain run, by delaying threads at random,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.manifest import SpeedCase
-from kernellab.sandbox import Sandbox
+from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.speed_clock import OVERHEAD, TIME, Served, serve
 
 ROUNDS = 3

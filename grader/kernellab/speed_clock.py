@@ -20,7 +20,8 @@ from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 from kernellab import runner
-from kernellab.sandbox import Sandbox, run_step
+from kernellab.sandbox.bubblewrap import Sandbox
+from kernellab.sandbox.step import run_step
 
 # What the grader may ask in one repetition: the timed call, or the same without the call.
 TIME = "time"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kernellab import runner
 from kernellab.binary_checks import include_name, library_pattern
-from kernellab.sandbox import Step
+from kernellab.sandbox.step import Step
 
 GRADER = Path(__file__).resolve().parents[1]
 HARNESS_INCLUDE = GRADER / "harness" / "include"

@@ -40,7 +40,8 @@ from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
 from kernellab.manifest import load_assignment
 from kernellab.markers import strip_tree
-from kernellab.sandbox import Sandbox, SandboxUnavailable, machine_sandbox
+from kernellab.sandbox.bubblewrap import Sandbox, machine_sandbox
+from kernellab.sandbox.step import SandboxUnavailable
 from kernellab.skeleton import replace_tree
 
 SUITE = Path(__file__).parent / "adversarial"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from kernellab import runner
-from kernellab.container_sandbox import ContainerSandbox
-from kernellab.sandbox import STEP_UIDS, SandboxFailure, SandboxUnavailable, Step, build_step, run_step
+from kernellab.sandbox.container import ContainerSandbox
+from kernellab.sandbox.limits import STEP_UIDS
+from kernellab.sandbox.step import SandboxFailure, SandboxUnavailable, Step, build_step, run_step
 
 PYTHON = "/usr/bin/python3"
 

@@ -18,7 +18,8 @@ from kernellab.cli import main
 from kernellab.known_wrong import find_wrong_versions
 from kernellab.manifest import load_assignment
 from kernellab.patches import apply_patch, parse_patch
-from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from kernellab.sandbox.bubblewrap import machine_sandbox
+from kernellab.sandbox.step import SandboxUnavailable
 from kernellab.scaffold import scaffold
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not has_nvcc(), reason="needs nvcc")]

@@ -13,7 +13,8 @@ import pytest
 
 from kernellab import gpu_memory
 from kernellab.gpu_memory import MIB, DeviceMemoryUse, parse_compute_apps
-from kernellab.sandbox import Cgroups, Step
+from kernellab.sandbox.cgroups import Cgroups
+from kernellab.sandbox.step import Step
 
 
 def stand_in_nvidia_smi(tmp_path: Path, answer: str) -> Path:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from kernellab import runner
-from kernellab.sandbox import (
-    STEP_STAGING, STEP_UIDS, Cgroups, Sandbox, SandboxFailure, SandboxUnavailable, Step, StepUids, machine_sandbox,
-    run_step, toolkit_libraries,
-)
+from kernellab.sandbox.bubblewrap import STEP_STAGING, Sandbox, machine_sandbox
+from kernellab.sandbox.cgroups import Cgroups
+from kernellab.sandbox.limits import STEP_UIDS, StepUids
+from kernellab.sandbox.step import SandboxFailure, SandboxUnavailable, Step, run_step, toolkit_libraries
 
 PYTHON = "/usr/bin/python3"
 

@@ -15,14 +15,15 @@ import pytest
 
 from helpers import REAL_ROOT, copy_build_system
 from kernellab.cli import main
-from kernellab.scaffold import scaffold
 from kernellab.grading.model import Grade
 from kernellab.grading.run import GradingRun
 from kernellab.grading.start import open_run
 from kernellab.intake import SubmissionRejected
 from kernellab.manifest import load_assignment
 from kernellab.remote import RemoteUnavailable, grade_remotely, noted
-from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from kernellab.sandbox.bubblewrap import machine_sandbox
+from kernellab.sandbox.step import SandboxUnavailable
+from kernellab.scaffold import scaffold
 from kernellab.serve import GradingService, make_server, parse_address
 
 TOKEN = "t0k3n-2c9e51"

@@ -12,11 +12,12 @@ import pytest
 
 from helpers import REAL_ROOT, copy_build_system
 from kernellab.cli import build_parser, main
-from kernellab.scaffold import scaffold
 from kernellab.known_wrong import find_wrong_versions
 from kernellab.manifest import load_assignment
 from kernellab.patches import apply_patch, parse_patch
-from kernellab.sandbox import SandboxUnavailable, machine_sandbox
+from kernellab.sandbox.bubblewrap import machine_sandbox
+from kernellab.sandbox.step import SandboxUnavailable
+from kernellab.scaffold import scaffold
 from kernellab.slurm import batch_script, slices
 from slurm_cluster import PARTITION, LocalSlurm, unavailable
 

@@ -59,53 +59,48 @@ void checkSgmScanInc(uint32_t n, uint32_t block, uint32_t mean_segment, uint64_t
                      pbb::Equals<OP>{}, kernellab::Layout{});
 }
 
-}  // namespace
+/** What a test case checks: sgmScanIncWarp or sgmScanIncBlock through sgmScanKernel, or sgmScanInc. */
+enum class SgmScope { Warp, Block, WholeArray };
 
-// Each test case first asks whether LiftOP<TestType> compiles with the solution's operators (the
-// course's segmented scan is for Add only): `if constexpr`, so that a solution whose LiftOP<Mssp>
-// does not compile still builds the other cases.
-
-TEMPLATE_TEST_CASE("sgmScanIncWarp scans each warp's pairs, restarting at every flag", "[sgm-scan]",
-                   Add<int>, Add<float>, Max<int>, Mssp) {
-    if constexpr (!pbb::Liftable<TestType>::value) {
+/**
+ * One test case's checks, the same for the three functions: every (size, block size) pair of
+ * sizeAndBlockCases, each with two mean segment lengths and the seed `seed_base + n`. It first
+ * asks whether LiftOP<OP> compiles with the solution's operators (the course's segmented scan is
+ * for Add only): `if constexpr`, so that a solution whose LiftOP<Mssp> does not compile still
+ * builds the other cases.
+ */
+template<class OP, SgmScope SCOPE>
+void checkEveryCase(uint32_t short_segment, uint32_t long_segment, uint64_t seed_base) {
+    if constexpr (!pbb::Liftable<OP>::value) {
         pbb::notApplicable(pbb::kNotLiftable);
     } else {
         const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
         const uint32_t n       = size_and_block.n;
         const uint32_t block   = size_and_block.block;
-        const uint32_t segment = GENERATE(3u, 40u);
-        const uint64_t seed    = 9000 + n;
+        const uint32_t segment = GENERATE_COPY(short_segment, long_segment);
+        const uint64_t seed    = seed_base + n;
         KL_CAPTURE(n, block, segment, seed);
-        checkSgmScan<TestType, false>(n, block, segment, seed);
+        if constexpr (SCOPE == SgmScope::WholeArray) {
+            checkSgmScanInc<OP>(n, block, segment, seed);
+        } else {
+            checkSgmScan<OP, SCOPE == SgmScope::Block>(n, block, segment, seed);
+        }
     }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("sgmScanIncWarp scans each warp's pairs, restarting at every flag", "[sgm-scan]",
+                   Add<int>, Add<float>, Max<int>, Mssp) {
+    checkEveryCase<TestType, SgmScope::Warp>(3, 40, 9000);
 }
 
 TEMPLATE_TEST_CASE("sgmScanIncBlock scans each block's pairs, restarting at every flag", "[sgm-scan]",
                    Add<int>, Mssp, Jitter<Mssp>) {
-    if constexpr (!pbb::Liftable<TestType>::value) {
-        pbb::notApplicable(pbb::kNotLiftable);
-    } else {
-        const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
-        const uint32_t n       = size_and_block.n;
-        const uint32_t block   = size_and_block.block;
-        const uint32_t segment = GENERATE(5u, 700u);
-        const uint64_t seed    = 10000 + n;
-        KL_CAPTURE(n, block, segment, seed);
-        checkSgmScan<TestType, true>(n, block, segment, seed);
-    }
+    checkEveryCase<TestType, SgmScope::Block>(5, 700, 10000);
 }
 
 TEMPLATE_TEST_CASE("sgmScanInc scans segmented arrays of any size with any block size", "[sgm-scan]",
                    Add<int>, Add<float>, Max<int>, Mssp) {
-    if constexpr (!pbb::Liftable<TestType>::value) {
-        pbb::notApplicable(pbb::kNotLiftable);
-    } else {
-        const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
-        const uint32_t n       = size_and_block.n;
-        const uint32_t block   = size_and_block.block;
-        const uint32_t segment = GENERATE(4u, 5000u);
-        const uint64_t seed    = 11000 + n;
-        KL_CAPTURE(n, block, segment, seed);
-        checkSgmScanInc<TestType>(n, block, segment, seed);
-    }
+    checkEveryCase<TestType, SgmScope::WholeArray>(4, 5000, 11000);
 }

@@ -11,7 +11,8 @@ from kernellab.backend import Backend
 from kernellab.cpus import available_cpus
 from kernellab.grading.targets import executable, target_name
 from kernellab.manifest import Assignment
-from kernellab.sandbox import Sandbox, Step, build_step, toolchain_paths
+from kernellab.sandbox.bubblewrap import Sandbox, toolchain_paths
+from kernellab.sandbox.step import Step, build_step
 
 # Compiling a submission: wall clock for the whole build.
 BUILD_TIMEOUT_S = 900

@@ -16,7 +16,7 @@ from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
 from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.records import read_records
-from kernellab.sandbox import Step, fresh_output, run_step
+from kernellab.sandbox.step import Step, fresh_output, run_step
 from kernellab.verdict import NOT_RUN, Verdict, decide
 
 OUTPUT_TAIL_LINES = 6

@@ -3,7 +3,7 @@
     intake -> isolation -> build (beside the reference's) -> run (sanitizers beside) -> judge -> confirm alone
     -> findings -> score -> speed -> sanitizers -> the Grade
 
-Student code only ever runs in the sandbox (sandbox.py): its build, and each test, speed or
+Student code only ever runs in the sandbox (sandbox/): its build, and each test, speed or
 sanitizer program started by runner.py; everything that decides a score runs here, in the
 grader's process, which never loads student code.
 """
@@ -29,7 +29,7 @@ from kernellab.grading.targets import SPEED_TARGET, test_targets
 from kernellab.intake import SubmissionRejected, take
 from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
-from kernellab.sandbox import SandboxFailure
+from kernellab.sandbox.step import SandboxFailure
 from kernellab.static_checks import forbidden_in_sources
 from kernellab.verdict import Status
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from kernellab import environment
 from kernellab.backend import Backend
-from kernellab.container_sandbox import ContainerSandbox
 from kernellab.deadline import Deadline
 from kernellab.grading.resources import GpuLock, run_slots
 from kernellab.manifest import Assignment
-from kernellab.sandbox import Sandbox
+from kernellab.sandbox.bubblewrap import Sandbox
+from kernellab.sandbox.container import ContainerSandbox
 
 GROUPS = ("public", "hidden")
 

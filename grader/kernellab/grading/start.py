@@ -9,10 +9,10 @@ from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
 from kernellab.intake import ARCHIVE_SUFFIXES
-from kernellab.container_sandbox import choose_sandbox
+from kernellab.sandbox.choice import choose_sandbox
 from kernellab.deadline import Deadline
 from kernellab.remote import RemoteHost, noted
-from kernellab.sandbox import SandboxUnavailable
+from kernellab.sandbox.step import SandboxUnavailable
 from kernellab.solution import choose_assignment
 
 

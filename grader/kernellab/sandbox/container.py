@@ -2,7 +2,7 @@
 bubblewrap cannot run: those containers refuse the user namespaces it needs under Docker's
 default seccomp profile. It is weaker than bubblewrap and stronger than `--unsandboxed`:
 
-- each step (a build, a test run) runs as a uid of its own (sandbox.STEP_UIDS), never root, with
+- each step (a build, a test run) runs as a uid of its own (limits.STEP_UIDS), never root, with
   no_new_privs (no setuid program can raise it again) and no supplementary groups;
 - rlimits: memory per process (RLIMIT_DATA), processes of the uid (RLIMIT_NPROC), file size, no
   core files; the wall clock is runner.py's; when the step ends, every process left with its uid
@@ -27,10 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kernellab.sandbox import (
-    Confined, Sandbox, SandboxFailure, SandboxUnavailable, Step, StepUids, _hand_over, _reachable_by_others, limit_process,
-    machine_sandbox,
-)
+from kernellab.sandbox.limits import StepUids, hand_over, limit_process, reachable_by_others
+from kernellab.sandbox.step import Confined, SandboxFailure, SandboxUnavailable, Step
 
 # prctl(2)'s option that makes execve never grant privileges (setuid bits, file capabilities).
 PR_SET_NO_NEW_PRIVS = 38
@@ -68,7 +66,7 @@ class ContainerSandbox:
         work.mkdir(parents=True, exist_ok=True)
         _add_mode(work, stat.S_IXOTH)  # steps reach their job folders through it (it stays unlisted)
         os.umask(0o077)  # everything the grader writes from now on is its own (see the module's doc)
-        if not _reachable_by_others(work / "probe"):
+        if not reachable_by_others(work / "probe"):
             raise SandboxUnavailable(f"the work folder {work} lies in a folder other users cannot enter; choose one that they can (--work)")
         sandbox = cls(root.resolve(), work.resolve(), bash)
         true = shutil.which("true") or "/bin/true"
@@ -92,7 +90,7 @@ class ContainerSandbox:
         paths = (*step.readable, *step.writable)
         for path in paths:
             self._open_in_work(path, writable=path in step.writable)
-            if not _reachable_by_others(path) or not _open_to_others(path, writable=path in step.writable):
+            if not reachable_by_others(path) or not _open_to_others(path, writable=path in step.writable):
                 raise SandboxFailure(
                     f"{path} is not open to the step's unprivileged uid (its folders must be searchable by "
                     "others, and the path readable by them); grade from a folder that is"
@@ -101,7 +99,7 @@ class ContainerSandbox:
         uid = self._uids.acquire()
         try:
             for path in step.writable:
-                _hand_over(path, uid)
+                hand_over(path, uid)
             inside = cwd if any(cwd == path or path in cwd.parents for path in paths) else Path("/tmp")
             # bash stays as the step's first process: once the program ends, it kills every other
             # process of the uid (children that left the session too) before the step's output
@@ -191,15 +189,3 @@ def _become_step(step: Step, uid: int) -> None:
 @functools.cache
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
-
-
-
-
-def choose_sandbox(kind: str, root: Path, work: Path) -> Sandbox | ContainerSandbox:
-    """The sandbox `kind` names (options.SANDBOX_KINDS), proven to work here; SandboxUnavailable says why not."""
-    if kind == "container":
-        return ContainerSandbox.find(root, work)
-    try:
-        return machine_sandbox()
-    except SandboxUnavailable as why:
-        raise SandboxUnavailable(f"{why}; in a platform's container, where bubblewrap cannot run, use --sandbox container") from None

@@ -1,0 +1,87 @@
+"""What one sandboxed step sees and may use, a step ready to start, and the sandbox's failures."""
+
+import functools
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SandboxUnavailable(Exception):
+    """Student code cannot be sandboxed here; the message says why and what to do."""
+
+
+class SandboxFailure(Exception):
+    """bubblewrap could not set up a step's sandbox, so the program never ran: a problem of the
+    grading machine (a bind source it cannot reach...), never the student's."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one sandboxed step sees and may use."""
+
+    readable: tuple[Path, ...]
+    writable: tuple[Path, ...] = ()
+    gpu: bool = False
+    # Memory of the whole step (all its processes) and its processes and threads together.
+    memory_bytes: int = 8 << 30
+    processes: int = 256
+    # Device memory of the step's processes together (a GPU step, where a cgroup tells which
+    # processes are the step's): a CUDA context takes about 0.5 GiB, a pbb speed case about 4.
+    gpu_memory_bytes: int = 16 << 30
+    # The tmpfs /tmp, and the largest file the step may write anywhere.
+    tmp_bytes: int = 1 << 30
+    file_bytes: int = 1 << 30
+    # Folders of the system the step must not see, covered by an empty tmpfs.
+    hidden: tuple[Path, ...] = ()
+    # Whether all of the step ends once it hits its memory or process limit (a run, whose verdict
+    # that decides) or goes on (a build: ninja -k 0 still builds the targets whose compilers did
+    # not hit it). Only where a cgroup bounds the step: a per-process rlimit hit is no event.
+    ends_at_limit: bool = False
+
+
+def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
+    """A build: compilers with their temporaries, writing only into `build_dir`. Memory is
+    counted per compiler where no cgroup bounds the whole build (RLIMIT_DATA is per process)."""
+    return Step(tuple(readable), (build_dir,), processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30)
+
+
+def fresh_output(path: Path) -> Path:
+    """`path` as a new empty file: what a sandboxed run may write is created by the grader first,
+    and it is the only file the run may write."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    path.touch()
+    return path
+
+
+def run_step(program: Path, outputs: Iterable[Path], gpu: bool) -> Step:
+    """One run of a built program: it sees itself and writes only its `outputs` (files the
+    grader created beforehand), and not the CUDA toolkit's libraries: a program linked with the
+    static CUDA runtime needs only the driver, so a `dlopen` of cuBLAS finds nothing."""
+    return Step((program,), tuple(outputs), gpu=gpu, hidden=toolkit_libraries(), ends_at_limit=True)
+
+
+@functools.cache
+def toolkit_libraries() -> tuple[Path, ...]:
+    """The library folders of the CUDA toolkit whose nvcc is on PATH (none without one)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return ()
+    toolkit = Path(nvcc).resolve().parent.parent
+    candidates = [toolkit / "lib64", toolkit / "lib", *sorted((toolkit / "targets").glob("*/lib"))]
+    return tuple(dict.fromkeys(path.resolve() for path in candidates if path.is_dir()))
+
+
+@dataclass
+class Confined:
+    """One step, ready to start: the command line, the function the child runs before exec,
+    and after the run, which limit (if any) stopped it."""
+
+    argv: list[str]
+    cwd: Path
+    preexec: Callable[[], None] | None
+    limit_hit: Callable[[], str]
+    # File descriptors the child keeps, and after the run, whether the program ever started.
+    pass_fds: tuple[int, ...] = ()
+    started: Callable[[], bool] = lambda: True
