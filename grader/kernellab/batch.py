@@ -169,6 +169,9 @@ def _print_summary(grades: dict[str, Grade | None]) -> None:
         score = f"{grade.score:g}/{grade.max_score:g}" if grade and grade.is_final else "-"
         table.add_row(student, status, score)
     console.print(table)
+    graded = [grade for grade in grades.values() if grade and grade.status == Status.GRADED]
+    if graded and (covered := reports.coverage(graded[0].max_score, max(map(reports.needs_gpu_points, graded)), "These grades cover")):
+        console.print(covered)
     problems = {name: grade for name, grade in grades.items() if grade is None or not grade.is_final}
     if problems:
         console.print(f"[bold red]not graded ({len(problems)})[/bold red]: run the same command again to retry them")

@@ -3,10 +3,10 @@ a global timeout (Gradescope, PrairieLearn): a stage that will not fit in what i
 skipped and said so, instead of the platform killing the whole run and keeping nothing.
 
 The grading pipeline asks `fits(estimate)` before each stage it may skip (confirming a run
-alone, speed, sanitizers), records what it skips with `skip()`, cuts each run's time limit with
-`timeout_for()`, and writes the platform results after each stage
-(reports.write_platform_results), so a platform that kills the run keeps what was earned; the
-notes go into the grade's message.
+alone, speed, sanitizers), describes what it skips with `skip_note()`, cuts each run's time limit with
+`timeout_for()`, and writes the platform results after each stage (grading/progress.py), so a
+platform that kills the run keeps what was earned. The Deadline belongs to the grading run and
+holds no submission's state: a batch grades several submissions under one Deadline at once.
 """
 
 import time
@@ -20,8 +20,6 @@ class Deadline:
 
     seconds: float | None
     clock: Callable[[], float] = time.monotonic
-    # One line per stage skipped for want of time, in the order skipped: shown to the student.
-    notes: list[str] = field(default_factory=list)
     _start: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -39,13 +37,24 @@ class Deadline:
         """Whether a stage expected to take `estimate_s` seconds ends before the deadline."""
         return estimate_s <= self.remaining()
 
-    def skip(self, stage: str, estimate_s: float) -> None:
-        """Record that `stage` was skipped: it needed about `estimate_s` seconds, fewer were left."""
-        self.notes.append(
-            f"{stage}: skipped, the grading deadline was near (it needs about {estimate_s:.0f} s, "
-            f"{self.remaining():.0f} s were left of {self.seconds:g} s)"
-        )
+    def skip_note(self, cost: "StageCost") -> str:
+        """What the student reads of a stage skipped for want of time: what it needed, what was
+        left, and what it would have given."""
+        return (f"{cost.stage}: skipped, the grading deadline was near (it needs about {cost.estimate_s:.0f} s, "
+                f"{self.remaining():.0f} s were left of {self.seconds:g} s); it would have given {cost.would_give}")
 
     def timeout_for(self, limit_s: float) -> float:
         """A step's own time limit, cut to what is left (at least 1 s, so the step still starts)."""
         return max(1.0, min(limit_s, self.remaining()))
+
+
+@dataclass(frozen=True)
+class StageCost:
+    """What a stage that may be skipped would take and give, for one submission."""
+
+    stage: str
+    estimate_s: float
+    # What the student would have had of it, in words ("up to 12 speed points").
+    would_give: str
+    # The ids of the tasks it concerns: their feedback says when it was skipped.
+    tasks: tuple[str, ...] = ()

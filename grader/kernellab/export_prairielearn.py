@@ -40,13 +40,17 @@ ENTRYPOINT_SCRIPT = """\
 # `kernellab export prairielearn {id}`; see docs/instructors.md, "PrairieLearn".
 set -u
 here=/grade/serverFilesCourse/{server_files}
-mkdir -p /grade/results
+mkdir -p /grade/results/kernellab
+# The grader writes the grade so far after each stage: while it runs, results.json points at it,
+# so a job stopped at PrairieLearn's timeout keeps what was earned.
+ln -sfn kernellab/prairielearn.json /grade/results/results.json
 PYTHONPATH="$here/grader" "${{KERNELLAB_PYTHON:-/opt/kernellab/bin/python}}" -m kernellab --root "$here" \\
   grade /grade/student --assignment {id} --out /grade/results/kernellab --work /tmp/kernellab-work \\
   --backend cpu --sandbox container --deadline {deadline}{remote}
 if [ -s /grade/results/kernellab/prairielearn.json ]; then
-  cp /grade/results/kernellab/prairielearn.json /grade/results/results.json
+  cp --remove-destination /grade/results/kernellab/prairielearn.json /grade/results/results.json
 else
+  rm -f /grade/results/results.json
   # No grade at all (a setup error): not gradable, costing no attempt.
   printf '%s\\n' '{{"gradable": false, "score": 0, "message": "The grader could not run; your submission was not graded. Please tell your instructor."}}' \\
     > /grade/results/results.json

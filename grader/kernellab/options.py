@@ -98,7 +98,8 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         "--deadline",
         type=float,
         metavar="SECONDS",
-        help="finish within SECONDS (a platform's time limit, less a margin): stages that will not fit are skipped "
-        "and the reports say so",
+        help="finish within SECONDS (a platform's time limit, less a margin): each run's limit is cut to what is "
+        "left, the stages that will not fit (confirming a failure alone, speed, sanitizers) are skipped and the "
+        "reports say so, and `grade` writes the platform results after each stage",
     )
     add_cmake_arg_option(parser)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kernellab.cpus import available_cpus, cpu_quota
-from kernellab.deadline import Deadline
+from kernellab.deadline import Deadline, StageCost
 
 
 def cgroup_tree(tmp_path: Path, membership: str, files: dict[str, str]) -> tuple[Path, Path]:
@@ -62,8 +62,9 @@ def test_a_deadline_counts_down_and_says_what_it_skipped():
     clock.now += 470
     assert deadline.remaining() == 130
     assert deadline.fits(120) and not deadline.fits(131)
-    deadline.skip("speed", 200)
-    assert deadline.notes == ["speed: skipped, the grading deadline was near (it needs about 200 s, 130 s were left of 600 s)"]
+    assert deadline.skip_note(StageCost("speed", 200, "up to 12 speed points")) == (
+        "speed: skipped, the grading deadline was near (it needs about 200 s, 130 s were left of 600 s); "
+        "it would have given up to 12 speed points")
     assert deadline.timeout_for(300) == 130 and deadline.timeout_for(60) == 60
     clock.now += 1000
     assert deadline.remaining() == 0 and deadline.timeout_for(300) == 1

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kernellab import applicability, runner
 from kernellab.applicability import Condition
+from kernellab.deadline import StageCost
 from kernellab.grading import reference
 from kernellab.grading.building import Built
 from kernellab.grading.model import GroupResult
@@ -41,6 +42,8 @@ class GroupRun:
     step: Step
     # The conditions of the submission's code whose cases are not applicable (applicability.py).
     not_applicable: tuple[Condition, ...] = ()
+    # The run's time limit: the manifest's, or less where the grading deadline cut it.
+    limit_s: float = 0.0
 
 
 def run_groups(grading: GradingRun, job: Path, built: Built, not_applicable: tuple[Condition, ...] = ()) -> list[GroupRun]:
@@ -58,17 +61,18 @@ def run_group(grading: GradingRun, job: Path, tests: str, group: str, not_applic
     program = executable(job / "build", grading.assignment.id, tests)
     step = run_step(program, [records], gpu=grading.backend.on_gpu)
     with grading.run_slots:
+        limit_s = grading.run_timeout_s
         outcome = runner.run_program(
             [str(program), "--order", "decl"],
             cwd=records.parent,
-            timeout_s=grading.timeout_s,
+            timeout_s=limit_s,
             environment={**grading.group_environment(group), "KERNELLAB_RECORD": str(records)},
             sandbox=grading.sandbox,
             step=step,
         )
     (job / "logs").mkdir(exist_ok=True)
     (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
-    return GroupRun(tests, group, records, outcome, step, not_applicable)
+    return GroupRun(tests, group, records, outcome, step, not_applicable, limit_s)
 
 
 def judge_groups(grading: GradingRun, built: Built, runs: list[GroupRun]) -> dict[GroupKey, GroupResult]:
@@ -120,7 +124,7 @@ def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupR
     only such a failure seen alone counts."""
     confirmed = {}
     for key, result in results.items():
-        if result.verdict in (Verdict.PASSED, *NOT_RUN, Verdict.BUILD_FAILED) or result.conclusive:
+        if not needs_confirming(result):
             continue
         with grading.gpu_lock.exclusive():
             again = judge_group(grading, run_group(grading, job, *key, not_applicable))
@@ -130,13 +134,34 @@ def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupR
     return confirmed
 
 
+def needs_confirming(result: GroupResult) -> bool:
+    """Whether a group failed in a way its neighbours may have caused (confirm_alone runs it again)."""
+    return result.verdict not in (Verdict.PASSED, *NOT_RUN, Verdict.BUILD_FAILED) and not result.conclusive
+
+
+def confirming_cost(grading: GradingRun, results: dict[GroupKey, GroupResult]) -> StageCost | None:
+    """What confirm_alone would take (a timed-out group may take its whole limit again) and give;
+    None when no group needs it."""
+    keys = [key for key, result in results.items() if needs_confirming(result)]
+    if not keys:
+        return None
+    estimate = sum(grading.timeout_s if results[key].verdict == Verdict.TIMED_OUT else max(1.0, results[key].seconds)
+                   for key in keys)
+    groups = ", ".join(f"{tests} ({group})" for tests, group in keys)
+    return StageCost("confirming failures alone", estimate,
+                     f"a run of {groups} with the GPU to itself, whose verdict would have replaced a failure "
+                     "that the runs beside it may have caused (out of time or of GPU memory)",
+                     tuple(task.id for task in grading.assignment.tested_tasks if any(task.tests == tests for tests, _ in keys)))
+
+
 def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int) -> str:
     outcome = ran.outcome
     lines = []
     if outcome.limit_hit:
         lines.append(f"stopped by the sandbox's {runner.limit_words(outcome.limit_hit, ran.step)}")
     elif outcome.timed_out:
-        lines.append(f"no result after {grading.timeout_s:g} s (a kernel that never finishes?)")
+        lines.append(f"no result after {ran.limit_s:g} s (a kernel that never finishes?)" if ran.limit_s >= grading.timeout_s
+                     else f"no result after {ran.limit_s:.0f} s, its limit of {grading.timeout_s:g} s cut by the grading deadline")
     if failed:
         first = failed[0]
         lines += [first.name, first.first_failure]

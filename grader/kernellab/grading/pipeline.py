@@ -3,6 +3,9 @@
     intake -> isolation -> build (beside the reference's) -> run (sanitizers beside) -> judge -> confirm alone
     -> findings -> score -> speed -> sanitizers -> the Grade
 
+Confirming alone, speed and the sanitizers are skipped, and said so, when they will not fit in
+what the run's deadline leaves; the grade so far is published after each stage (progress.py).
+
 Student code only ever runs in the sandbox (sandbox/): its build, and each test, speed or
 sanitizer program started by runner.py; everything that decides a score runs here, in the
 grader's process, which never loads student code.
@@ -10,7 +13,7 @@ grader's process, which never loads student code.
 
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,11 +23,12 @@ from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
 from kernellab.grading import findings, groups, isolation, reference
 from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
+from kernellab.grading import sanitizers
 from kernellab.grading.model import Grade, GradingError, TaskGrade
+from kernellab.grading.progress import Progress
 from kernellab.grading.run import GradingRun
-from kernellab.grading.sanitizers import add_sanitizer_reports, run_sanitizers
 from kernellab.grading.scoring import score_tasks
-from kernellab.grading.speed_stage import add_speed
+from kernellab.grading.speed_stage import add_speed, plan_speed
 from kernellab.grading.targets import SPEED_TARGET, test_targets
 from kernellab.intake import SubmissionRejected, take
 from kernellab.isolate import Isolation
@@ -42,8 +46,10 @@ def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
     stages[stage] = time.monotonic() - started
 
 
-def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path) -> Grade:
-    """Grade one submission in the private job directory `job` (emptied first)."""
+def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path,
+                     publish: Callable[[Grade], None] | None = None) -> Grade:
+    """Grade one submission in the private job directory `job` (emptied first); `publish` is
+    given the grade so far after each stage that earns points."""
     started = time.monotonic()
     base = dict(student=student, assignment=grading.assignment.id, backend=grading.backend, seed=grading.seed,
                 hidden_sizes=grading.hidden_sizes, environment=grading.environment)
@@ -55,16 +61,18 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
         tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in grading.assignment.tasks)
         return Grade(status=Status.REJECTED, message=rejection.message, tasks=tasks, seconds=time.monotonic() - started, **base)
     stages: dict[str, float] = {}
+    progress = Progress(grading.deadline, dict(files=intake.files, ignored=intake.ignored, **base), publish)
     try:
-        tasks, found = grade_files(grading, job, stages)
+        tasks, found = grade_files(grading, job, stages, progress)
     except (GradingError, InputError, OSError, SandboxFailure) as error:
         message = error.message if isinstance(error, InputError) else str(error)
         return Grade(status=Status.NOT_GRADED, message=message, files=intake.files, seconds=time.monotonic() - started, **base)
-    return Grade(status=Status.GRADED, tasks=tuple(tasks), files=intake.files, ignored=intake.ignored, findings=found,
-                 seconds=time.monotonic() - started, stages={stage: round(took, 1) for stage, took in stages.items()}, **base)
+    return progress.grade(tasks, found, seconds=time.monotonic() - started,
+                          stages={stage: round(took, 1) for stage, took in stages.items()})
 
 
-def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tuple[list[TaskGrade], tuple[str, ...]]:
+def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
+                progress: Progress) -> tuple[list[TaskGrade], tuple[str, ...]]:
     """The stages after intake, on the files taken into <job>/submission: every task's grade, and
     every static finding."""
     assignment = grading.assignment
@@ -81,27 +89,38 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
             not_applicable = unmet_conditions(assignment, solution, build_dir, grading.sandbox,
                                               readable=reference.prebuilt_mains(grading))
         tests_built = {tests: errors for tests, errors in built.items() if tests != SPEED_TARGET}
+        sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
+        if sanitizer_runs and not progress.may_run(sanitizers.cost(grading, sanitizer_runs)):
+            sanitizer_runs = []
         with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
-            sanitizing = sanitizing_thread.submit(run_sanitizers, grading, job, tests_built)
+            sanitizing = sanitizing_thread.submit(sanitizers.run_sanitizers, grading, job, sanitizer_runs)
             with timed(stages, "tests"):
                 runs = groups.run_groups(grading, job, tests_built, not_applicable)
             sanitizer_reports = sanitizing.result()
     results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
-    started = time.monotonic()
-    if confirmed := groups.confirm_alone(grading, job, results, not_applicable):
-        results |= confirmed
-        stages["confirmed alone"] = time.monotonic() - started
     symbol_findings = symbols_in_binaries(
         build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
         baseline=grading.reference_build,
     )
     task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
     task_findings = add_unmet_requirements(assignment, runs, task_findings)
+    found = findings.all_findings(source_findings, symbol_findings)
     grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
+    progress.reached("tests", grades, found)
+    confirming = groups.confirming_cost(grading, results)
+    if confirming and progress.may_run(confirming):
+        with timed(stages, "confirmed alone"):
+            results |= groups.confirm_alone(grading, job, results, not_applicable)
+        grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
+        progress.reached("confirming failures alone", grades, found)
+    speed_plan = plan_speed(grading, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
+    if speed_plan.timed and not progress.may_run(speed_plan.cost()):
+        speed_plan = speed_plan.without_timing("skipped: the grading deadline was near")
     with timed(stages, "speed"):
-        grades = add_speed(grading, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
-    grades = add_sanitizer_reports(grading, grades, sanitizer_reports)
-    return grades, findings.all_findings(source_findings, symbol_findings)
+        grades = add_speed(grading, job, grades, speed_plan)
+    if speed_plan.timed:
+        progress.reached("speed", grades, found)
+    return sanitizers.add_sanitizer_reports(grading, grades, sanitizer_reports), found
 
 
 def add_unmet_requirements(assignment: Assignment, runs: list[groups.GroupRun],

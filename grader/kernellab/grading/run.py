@@ -83,6 +83,11 @@ class GradingRun:
         limits = self.assignment.grading
         return self.backend.timeout_s(limits.timeout_s, limits.cpu_timeout_s)
 
+    @property
+    def run_timeout_s(self) -> float:
+        """The limit of a student's run started now: `timeout_s`, cut to what the deadline leaves."""
+        return self.deadline.timeout_for(self.timeout_s)
+
     def active_groups(self) -> tuple[str, ...]:
         return GROUPS if self.hidden_sizes else ("public",)
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernellab import sanitizer
+from kernellab.deadline import StageCost
 from kernellab.grading.building import Built
 from kernellab.grading.model import TaskGrade
 from kernellab.grading.resources import PARALLEL_RUNS
@@ -13,26 +14,51 @@ from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
 
 
-def run_sanitizers(grading: GradingRun, job: Path, built: Built) -> list[sanitizer.SanitizerReport]:
-    """compute-sanitizer's reports on each test executable that built (GPU only; none without the tool)."""
+STAGE = "GPU sanitizers"
+# Wall seconds one sanitizer run adds, several running beside the tests: pbb's 18 added about
+# 20 s to its tests' 20 s on an H100 (docs/performance.md).
+SECONDS_PER_RUN = 2.5
+
+# (tests, tool): one sanitizer run.
+SanitizerRun = tuple[str, str]
+
+
+def planned_runs(grading: GradingRun, built: Built) -> list[SanitizerRun]:
+    """Each sanitizer tool on each test executable that built (GPU only; none without the tool)."""
+    if not grading.backend.runs_sanitizers or sanitizer.find_tool() is None:
+        return []
+    return [(tests, tool) for tests, errors in built.items() if errors is None for tool in sanitizer.TOOLS]
+
+
+def cost(grading: GradingRun, runs: list[SanitizerRun]) -> StageCost:
+    """What `runs` would take beside the tests and give, and the tasks whose tests they run."""
+    penalty = grading.assignment.grading.sanitizer_penalty
+    gives = (f"its reports on your tests, errors costing {penalty:.0%} of a task's points" if penalty
+             else "its reports on your tests, as feedback (they cost no points)")
+    tests = {tests for tests, _tool in runs}
+    return StageCost(STAGE, SECONDS_PER_RUN * len(runs), gives,
+                     tuple(task.id for task in grading.assignment.tested_tasks if task.tests in tests))
+
+
+def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun]) -> list[sanitizer.SanitizerReport]:
+    """compute-sanitizer's reports of `runs`, each run's limit cut to what the deadline leaves."""
     tool_path = sanitizer.find_tool()
-    if not grading.backend.runs_sanitizers or tool_path is None:
+    if not runs or tool_path is None:
         return []
 
     limits = grading.assignment.grading
 
-    def sanitize(job_key: tuple[str, str]) -> sanitizer.SanitizerReport:
-        tests, tool = job_key
+    def sanitize(run: SanitizerRun) -> sanitizer.SanitizerReport:
+        tests, tool = run
         with grading.run_slots:
             return sanitizer.sanitize(
                 tool_path, tool, executable(job / "build", grading.assignment.id, tests), tests,
-                job / "sanitizers" / f"{tests}.{tool}.log", grading.timeout_s * sanitizer.TIMEOUT_FACTOR, grading.sandbox,
-                limits.sanitizer_sizes, limits.sanitizer_block_sizes,
+                job / "sanitizers" / f"{tests}.{tool}.log", grading.deadline.timeout_for(grading.timeout_s * sanitizer.TIMEOUT_FACTOR),
+                grading.sandbox, limits.sanitizer_sizes, limits.sanitizer_block_sizes,
             )
 
-    tests_built = [tests for tests, errors in built.items() if errors is None]
     with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-        return list(pool.map(sanitize, [(tests, tool) for tests in tests_built for tool in sanitizer.TOOLS]))
+        return list(pool.map(sanitize, runs))
 
 
 def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports: list[sanitizer.SanitizerReport]) -> list[TaskGrade]:

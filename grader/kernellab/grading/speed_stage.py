@@ -1,22 +1,43 @@
 """The speed stage: time the tasks whose tests all passed against the reference, with the GPU alone."""
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kernellab import speed
+from kernellab.deadline import StageCost
 from kernellab.grading.model import GradingError, TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import SPEED_TARGET, executable
+from kernellab.manifest import SpeedCase
 from kernellab.speed import SpeedResult
 from kernellab.verdict import Verdict
 
+STAGE = "speed"
+# What timing one case at one size takes, both programs' rounds included: pbb's 6 took 4.2-9.7 s
+# on an H100 (docs/performance.md), the slower with other grades beside it.
+SECONDS_PER_CASE_SIZE = 2.0
 
-def add_speed(
-    grading: GradingRun, job: Path, grades: list[TaskGrade], speed_build_errors: str | None, speed_findings: tuple[str, ...]
-) -> list[TaskGrade]:
-    """Each task's speed results and points: timed on the GPU only for a task whose tests all passed."""
-    if not grading.assignment.speed:
-        return grades
+
+@dataclass(frozen=True)
+class SpeedPlan:
+    """The speed cases to time, and why each of the others is not timed (by task id)."""
+
+    timed: tuple[SpeedCase, ...]
+    why_not: dict[str, str]
+
+    def cost(self) -> StageCost:
+        points = sum(case.points for case in self.timed)
+        return StageCost(STAGE, SECONDS_PER_CASE_SIZE * sum(len(case.sizes) for case in self.timed),
+                         f"up to {points:g} speed points", tuple(dict.fromkeys(case.task for case in self.timed)))
+
+    def without_timing(self, why: str) -> "SpeedPlan":
+        """This plan with none of its cases timed, for `why`."""
+        return SpeedPlan((), {**self.why_not, **{case.task: why for case in self.timed}})
+
+
+def plan_speed(grading: GradingRun, grades: list[TaskGrade], speed_build_errors: str | None,
+               speed_findings: tuple[str, ...]) -> SpeedPlan:
+    """The cases to time: on the GPU only, each for a task whose tests all passed."""
     why_not: dict[str, str] = {}
     for grade in grades:
         if not grade.groups or any(group.verdict != Verdict.PASSED for group in grade.groups) or grade.feedback:
@@ -28,14 +49,20 @@ def add_speed(
             why_not.setdefault(case.task, f"the speed program did not build:\n{speed_build_errors}")
         elif speed_findings:
             why_not.setdefault(case.task, "the speed program is not run: " + "; ".join(speed_findings))
-    timed = [case for case in grading.assignment.speed if case.task not in why_not]
-    results: list[SpeedResult] = [result for case in grading.assignment.speed if case.task in why_not
-                                  for result in speed.not_measured(case, why_not[case.task])]
-    if timed:
+    return SpeedPlan(tuple(case for case in grading.assignment.speed if case.task not in why_not), why_not)
+
+
+def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: SpeedPlan) -> list[TaskGrade]:
+    """Each task's speed results and points, as `plan` says."""
+    if not grading.assignment.speed:
+        return grades
+    results: list[SpeedResult] = [result for case in grading.assignment.speed if case.task in plan.why_not
+                                  for result in speed.not_measured(case, plan.why_not[case.task])]
+    if plan.timed:
         try:
             with grading.gpu_lock.exclusive():
                 results += speed.measure(
-                    timed,
+                    plan.timed,
                     executable(job / "build", grading.assignment.id, SPEED_TARGET),
                     executable(grading.reference_build, grading.assignment.id, SPEED_TARGET),
                     job / "speed",

@@ -62,13 +62,19 @@ def grade_one(grading: GradingRun, submission: Path, out: Path | None, remote: R
     write its reports to `out` (default: grades/<student>) and show the grade."""
     student = student_name(submission)
     out = (out or Path("grades") / student).resolve()
+    visibility = grading.assignment.grading.hidden_visibility
     grade, why_not_remote = remote.grade(grading, submission.resolve(), student) if remote else (None, "")
     if grade is None:
         print(f"{grading.assignment.id}: grading {display_path(submission)} on the {grading.backend} backend", flush=True)
-        grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student)
+
+        def publish(partial: Grade) -> None:
+            # A platform that kills the run at its time limit keeps the results of the last stage.
+            reports.write_platform_results(noted(partial, why_not_remote) if why_not_remote else partial, out, visibility)
+
+        grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student, publish)
         if why_not_remote:
             grade = noted(grade, why_not_remote)
-    reports.write_all(grade, out, grading.assignment.grading.hidden_visibility)
+    reports.write_all(grade, out, visibility)
     console.print_grade(grade)
     print(f"reports: {display_path(out)}")
     return grade
