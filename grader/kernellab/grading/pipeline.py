@@ -21,9 +21,8 @@ from pathlib import Path
 from kernellab import properties
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
-from kernellab.grading import findings, groups, isolation, reference
+from kernellab.grading import findings, groups, isolation, reference, sanitizers
 from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
-from kernellab.grading import sanitizers
 from kernellab.grading.model import Grade, GradingError, TaskGrade
 from kernellab.grading.progress import Progress
 from kernellab.grading.run import GradingRun
