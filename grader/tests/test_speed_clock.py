@@ -118,16 +118,17 @@ def test_speed_scores_net_times_and_refuses_wrong_digests(tmp_path, monkeypatch)
 
 
 def test_windows_that_something_else_slowed_down_do_not_move_the_time(tmp_path, monkeypatch):
-    # Two of every three timed windows take 0.1 s longer (another build held the core, say): the
-    # time is the undisturbed one's, since no window can be shorter than its work.
+    # Two of every three timed windows take 0.5 s longer (another build held the core, say): the
+    # time stays near the undisturbed one's (the median would make it 11 times the reference's),
+    # since no window can be shorter than its work.
     monkeypatch.setattr(speed, "REPETITIONS", 3)
     case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
-    reference = program(tmp_path, call_s=0.02, name="reference")
+    reference = program(tmp_path, call_s=0.05, name="reference")
     disturbed = "windows = 0\ndef answer(kind, seed):\n    global windows\n    windows += 1\n" \
-                "    if windows % 3:\n        time.sleep(0.1)\n    return digest(seed)"
-    student = program(tmp_path, disturbed, call_s=0.02, name="disturbed")
+                "    if windows % 3:\n        time.sleep(0.5)\n    return digest(seed)"
+    student = program(tmp_path, disturbed, call_s=0.05, name="disturbed")
     [result] = speed.measure([case], student, reference, tmp_path / "work", seed=5, sandbox=None)
-    assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == 10.0, result
+    assert result.problem == "" and 0.5 < result.ratio < 2.0, result
 
 
 def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
