@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from kernellab import gradebook, reports, summary
+from kernellab import coverage, gradebook, reports, summary
 from kernellab.console import console
 from kernellab.errors import InputError, display_path
 from kernellab.gradebook import GradebookOptions
@@ -169,8 +169,7 @@ def _print_summary(grades: dict[str, Grade | None]) -> None:
         score = f"{grade.score:g}/{grade.max_score:g}" if grade and grade.is_final else "-"
         table.add_row(student, status, score)
     console.print(table)
-    graded = [grade for grade in grades.values() if grade and grade.status == Status.GRADED]
-    if graded and (covered := reports.coverage(graded[0].max_score, max(map(reports.needs_gpu_points, graded)), "These grades cover")):
+    if covered := coverage.class_line([grade for grade in grades.values() if grade]):
         console.print(covered)
     problems = {name: grade for name, grade in grades.items() if grade is None or not grade.is_final}
     if problems:

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab import coverage
 from kernellab.backend import Backend
 from kernellab.grading.model import Grade
 from kernellab.speed import SpeedResult
@@ -88,24 +89,10 @@ def speed_verdict(result: SpeedResult) -> str:
     )
 
 
-def needs_gpu_points(grade: Grade) -> float:
-    """The points of `grade` that its backend cannot give: the speed points, where speed is not timed."""
-    if Backend(grade.backend).times_speed:
-        return 0.0
-    return round(sum(result.max_points for task in grade.tasks for result in task.speed), 2)
-
-
-def coverage(total: float, needs_gpu: float, subject: str = "This grade covers") -> str:
-    """What share of the points a grade without a GPU could give: '' when it could give them all."""
-    if not needs_gpu:
-        return ""
-    return f"{subject} {total - needs_gpu:g} of {total:g} points; the other {needs_gpu:g} (speed) need a GPU."
-
-
 def summary(grade: Grade) -> str:
     """The overall outcome in one paragraph, first what a student must know."""
     lines = [f"{grade.assignment}: {grade.score:g} of {grade.max_score:g} points ({grade.status})"]
-    if covered := coverage(grade.max_score, needs_gpu_points(grade)):
+    if covered := coverage.line(grade):
         lines.append(covered)
     if grade.message:
         lines.append(grade.message)
@@ -131,7 +118,7 @@ def summary_markdown(grade: Grade) -> str:
     """The summary as Markdown: the outcome in bold, the message (in a code block when it spans
     lines: compiler output), the findings as a list, where it was graded, and the speed table."""
     blocks = [f"**{grade.assignment}: {grade.score:g} of {grade.max_score:g} points ({grade.status})**"]
-    if covered := coverage(grade.max_score, needs_gpu_points(grade)):
+    if covered := coverage.line(grade):
         blocks.append(covered)
     if grade.message:
         blocks.append(f"```\n{grade.message}\n```" if "\n" in grade.message else grade.message)

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import reports
+from kernellab import coverage, reports
 from kernellab.grading.model import Grade, TaskGrade
 from kernellab.grading.run import GROUPS
 from kernellab.intake import SubmissionRejected, take
@@ -63,7 +63,8 @@ class ClassSummary:
     statistics: dict[str, float]  # mean, median, first and third quartile
     pass_rates: dict[str, dict[str, tuple[int, int]]]  # task -> group -> (passed, graded)
     speed: dict[str, tuple[float, ...]]  # "task: case at size" -> ratios
-    needs_gpu: float  # the speed points that grades on a backend without speed timing could not give
+    # What share of the points the grades could give without a GPU (coverage.py); '' for all.
+    coverage_line: str
     first_failures: dict[str, list[tuple[str, int]]]  # task -> (failure, students), commonest first
     similarity: Similarity
 
@@ -100,7 +101,7 @@ def summarize(assignment: Assignment, grades: dict[str, Grade | None], loose: di
         statistics=score_statistics(scores),
         pass_rates=pass_rates,
         speed={name: tuple(sorted(ratios)) for name, ratios in speed.items()},
-        needs_gpu=max((reports.needs_gpu_points(grade) for grade in graded), default=0.0),
+        coverage_line=coverage.class_line(graded),
         first_failures=first_failures,
         similarity=similarity,
     )
@@ -202,8 +203,8 @@ def markdown(summary: ClassSummary) -> str:
     if summary.statistics:
         lines += [", ".join(f"{name} {value:.1f}" for name, value in summary.statistics.items())
                   + f" (of {summary.max_score:g}; {len(summary.scores)} scores, a rejected submission counts 0)", ""]
-    if covered := reports.coverage(summary.max_score, summary.needs_gpu, "These grades cover"):
-        lines += [covered, ""]
+    if summary.coverage_line:
+        lines += [summary.coverage_line, ""]
     widest = max((count for _low, _high, count in summary.histogram), default=0) or 1
     lines += ["| points | students | |", "|---|---|---|"]
     lines += [f"| {low:g}-{high:g} | {count} | {'#' * round(40 * count / widest)} |" for low, high, count in summary.histogram]
