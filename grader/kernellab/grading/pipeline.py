@@ -1,7 +1,7 @@
 """Grade one submission: the stages in order, each a module of its own.
 
-    intake -> isolation -> build (beside the reference's) -> run (sanitizers beside) -> judge -> confirm alone
-    -> findings -> score -> speed -> sanitizers -> the Grade
+    intake -> isolation -> build (beside the reference's) -> run (sanitizers, race check beside) -> judge
+    -> confirm alone -> findings (races) -> score -> speed -> sanitizers -> the Grade
 
 Student code only ever runs in the sandbox (sandbox/): its build, and each test, speed or
 sanitizer program started by runner.py; everything that decides a score runs here, in the
@@ -10,10 +10,11 @@ grader's process, which never loads student code.
 
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from kernellab import properties
 from kernellab.binary_checks import symbols_in_binaries
@@ -21,6 +22,7 @@ from kernellab.errors import InputError
 from kernellab.grading import findings, groups, isolation, reference
 from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
 from kernellab.grading.model import Grade, GradingError, TaskGrade
+from kernellab.grading.race_stage import add_race_warnings, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import add_sanitizer_reports, run_sanitizers
 from kernellab.grading.scoring import score_tasks
@@ -33,6 +35,8 @@ from kernellab.sandbox.step import SandboxFailure
 from kernellab.static_checks import forbidden_in_sources
 from kernellab.verdict import Status
 
+T = TypeVar("T")
+
 
 @contextmanager
 def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
@@ -40,6 +44,12 @@ def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
     started = time.monotonic()
     yield
     stages[stage] = time.monotonic() - started
+
+
+def timed_call(stages: dict[str, float], stage: str, function: Callable[..., T], *args: object) -> T:
+    """`function(*args)`, its seconds added to `stages` (for a stage that runs in a thread)."""
+    with timed(stages, stage):
+        return function(*args)
 
 
 def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path) -> Grade:
@@ -81,11 +91,16 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
             not_applicable = unmet_conditions(assignment, solution, build_dir, grading.sandbox,
                                               readable=reference.prebuilt_mains(grading))
         tests_built = {tests: errors for tests, errors in built.items() if tests != SPEED_TARGET}
-        with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
-            sanitizing = sanitizing_thread.submit(run_sanitizers, grading, job, tests_built)
-            with timed(stages, "tests"):
-                runs = groups.run_groups(grading, job, tests_built, not_applicable)
-            sanitizer_reports = sanitizing.result()
+        # The sanitizers use the GPU beside the tests; the race check, CPU cores (race_stage.py).
+        with ThreadPoolExecutor(1) as race_thread:
+            race_checking = race_thread.submit(timed_call, stages, "race check", run_race_check,
+                                               grading, solution, job, tests_built, not_applicable, isolations)
+            with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
+                sanitizing = sanitizing_thread.submit(run_sanitizers, grading, job, tests_built)
+                with timed(stages, "tests"):
+                    runs = groups.run_groups(grading, job, tests_built, not_applicable)
+                sanitizer_reports = sanitizing.result()
+            races = race_checking.result()
     results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
     started = time.monotonic()
     if confirmed := groups.confirm_alone(grading, job, results, not_applicable):
@@ -96,8 +111,8 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
         baseline=grading.reference_build,
     )
     task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
-    task_findings = add_unmet_requirements(assignment, runs, task_findings)
-    grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
+    task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, task_findings))
+    grades = add_race_warnings(assignment, score_tasks(assignment, results, grading.active_groups(), task_findings, solution), races)
     with timed(stages, "speed"):
         grades = add_speed(grading, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
     grades = add_sanitizer_reports(grading, grades, sanitizer_reports)
