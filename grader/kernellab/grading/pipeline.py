@@ -112,9 +112,11 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float]) -> tup
     )
     task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
     task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, task_findings))
-    grades = add_race_warnings(assignment, score_tasks(assignment, results, grading.active_groups(), task_findings, solution), races)
+    grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
     with timed(stages, "speed"):
         grades = add_speed(grading, job, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
+    # After speed, which a task's feedback withholds: a warning costs nothing.
+    grades = add_race_warnings(assignment, grades, races)
     grades = add_sanitizer_reports(grading, grades, sanitizer_reports)
     return grades, findings.all_findings(source_findings, symbol_findings)
 
