@@ -14,6 +14,9 @@ TESTS_NAME = re.compile(r"[A-Za-z0-9_]+")
 PROPERTY_NAME = re.compile(r"[a-z][a-z0-9-]*")
 FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
+# What a race that the CPU backend's race check finds in a GPU grade costs the task
+# (grading/race_stage.py): all its points, or a warning only.
+RACE_CHECK_POLICIES = ("fail", "warn")
 
 @dataclass(frozen=True)
 class Requirement:
@@ -39,6 +42,9 @@ class Task:
     tests: str | None = None
     answers: str | None = None
     warp_synchronous: str | None = None
+    # A GPU grade also runs the CPU backend's race check on the task's tests (RACE_CHECK_POLICIES):
+    # None, not at all.
+    race_check: str | None = None
     # The functions of the student's code that this task owns (kernellab/isolate.py): the task's
     # tests are built with every function another task owns taken from the reference.
     functions: tuple[str, ...] = ()
@@ -71,7 +77,7 @@ def _task(table: Any, where: str) -> Task:
         table,
         where,
         {"id": str, "title": str, "points": int, "skeleton_fails": bool},
-        {"tests": str, "answers": str, "warp_synchronous": str, "functions": list, "requires": list},
+        {"tests": str, "answers": str, "warp_synchronous": str, "race_check": str, "functions": list, "requires": list},
     )
     if ("tests" in table) == ("answers" in table):
         raise field_error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
@@ -85,6 +91,11 @@ def _task(table: Any, where: str) -> Task:
     policy = table.get("warp_synchronous")
     if policy is not None and policy not in WARP_SYNCHRONOUS_POLICIES:
         raise field_error(f"{where}.warp_synchronous", f"expected one of {WARP_SYNCHRONOUS_POLICIES}, got {policy!r}")
+    race_check = table.get("race_check")
+    if race_check is not None and race_check not in RACE_CHECK_POLICIES:
+        raise field_error(f"{where}.race_check", f"expected one of {RACE_CHECK_POLICIES}, got {race_check!r}")
+    if race_check is not None and "tests" not in table:
+        raise field_error(f"{where}.race_check", "only a task checked by `tests` has its races checked")
     functions = string_list(table.get("functions", []), f"{where}.functions")
     if functions and "tests" not in table:
         raise field_error(f"{where}.functions", "only a task checked by `tests` owns functions")

@@ -1,35 +1,45 @@
-"""A race the GPU hides is still a race: the CPU backend's race check, as a stage of a GPU grade.
+"""A race the GPU hides is still a race: the CPU backend's race check, for a GPU grade.
 
 A kernel that races between warps can pass every run on a GPU, whose scheduling happens to hide
 it. The CPU backend runs every launch under several thread orders and fails a launch whose orders
-leave different memory (grader/cpu). This stage builds the submission a second time, on the CPU
+leave different memory (grader/cpu). The check builds the submission a second time, on the CPU
 backend, and runs the test executables of the tasks that need it on small cases only (every size
 in RACE_SIZES with the tests' block sizes, as the hidden group: the secret seed, those sizes),
-recorded and judged against the reference's CPU-backend records like any group. A failed group
-is the task's finding; the manifest says what it costs.
+recorded and judged against the reference's CPU-backend records like any group.
 
-The stage has a plain interface (data in, data out) for the grading pipeline to call beside the
-GPU's runs: `check_races(...)` gives, per test executable, a RaceCheck.
+What a grading run's submissions share, a RaceCheckRun, lives in its own folder of the grading
+run's work folder: the reference's CPU build, whose runtime (its thread orders fixed at compile
+time, as in every build of student code) and harness mains each submission's build links instead
+of compiling them again, and the reference's records, made once. grading/race_stage.py calls
+`check_races` beside the GPU's runs and turns what it finds into findings.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab.applicability import Condition
 from kernellab.backend import Backend
-from kernellab.grading.building import build, student_role_args
-from kernellab.grading.groups import judge_group, run_group
+from kernellab.grading import isolation, reference
+from kernellab.grading.building import build, cpu_fixed_orders_arg, student_role_args
+from kernellab.grading.groups import first_reported_error, judge_group, run_group
 from kernellab.grading.run import GradingRun
+from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
+from kernellab.sandbox.container import ContainerSandbox
 from kernellab.verdict import Verdict
 
 # Small enough for every launch under three thread orders in seconds; just over a block of 1024,
 # and one partial warp, as the sanitizers' sizes (sanitizer.py).
 RACE_SIZES = (33, 1025)
-# The CPU backend's build here needs no nvcc check: the GPU build already compiled the sources with nvcc.
-CPU_ARGS = ("-DKERNELLAB_CPU_NVCC_CHECK=OFF",)
+# No nvcc check here: the GPU build already compiled the sources with nvcc. The reference's
+# runtime is compiled with the thread orders fixed, as a student build's must be: every
+# submission's build links it.
+CPU_ARGS = ("-DKERNELLAB_CPU_NVCC_CHECK=OFF", cpu_fixed_orders_arg())
 GROUP = "hidden"
+# Where the reference build keeps what a submission's build links instead of compiling.
+PREBUILT_RUNTIME = Path("grader/cpu/libkernellab_cpu_runtime.a")
 
 
 @dataclass(frozen=True)
@@ -37,34 +47,51 @@ class RaceCheck:
     tests: str
     # PASSED, or the group's verdict on the CPU backend (failed, crashed, build failed, ...).
     verdict: str
-    # What the check found (the first failure and what the run reported: "race in ..."), or "".
+    # What the check found: the race the run reported ("race in kernel K launched at file:line:
+    # ..."), else the group's first failure; "" when it passed.
     finding: str = ""
 
 
-class _SmallCases(GradingRun):
-    """A grading run on the CPU backend whose only group is the hidden one, at RACE_SIZES."""
+class RaceCheckRun(GradingRun):
+    """A grading run on the CPU backend whose only group is the hidden one, at RACE_SIZES, in
+    the folder `race-check` of the GPU grading run's work folder."""
 
-    def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | None, seed: int):
-        super().__init__(assignment, Backend.CPU, work, sandbox, seed, CPU_ARGS)
+    def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | ContainerSandbox | None, seed: int):
+        super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS)
         self.hidden_sizes = RACE_SIZES
 
     def active_groups(self) -> tuple[str, ...]:
         return (GROUP,)
 
+    def prebuilt(self) -> tuple[Path, ...]:
+        """The reference build's CPU runtime and harness mains, once it has them."""
+        runtime = self.reference_build / PREBUILT_RUNTIME
+        return (runtime, *reference.prebuilt_mains(self)) if runtime.is_file() else ()
 
-def check_races(
-    assignment: Assignment, solution: Path, work: Path, sandbox: Sandbox | None, seed: int, tests: Sequence[str]
-) -> dict[str, RaceCheck]:
+
+def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[str],
+                not_applicable: tuple[Condition, ...] = (), isolations: dict[str, Isolation] | None = None) -> dict[str, RaceCheck]:
     """Per test executable of `tests`, what the CPU backend's thread orders found in `solution`
-    (the intake's folder), with the reference built and recorded under `work` once per `work`."""
-    run = _SmallCases(assignment, work, sandbox, seed)
-    job = work / "race-check"
-    built = build(assignment, solution, job / "build", list(tests), (*run.cmake_args, *student_role_args(run.backend)), sandbox)
+    (the intake's folder), built under `job`, each against its task's isolated folder where it
+    has one (`isolations`, as the GPU build); `not_applicable`: the cases the submission's code
+    does not promise (applicability.py), left out as in its GPU groups."""
+    isolations = isolations or {}
+    reference.prepare(run)
+    prebuilt = run.prebuilt()
+    cmake_args = (*run.cmake_args, *student_role_args(run.backend), *isolation.cmake_args(isolations))
+    if prebuilt:
+        cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}", f"-DKERNELLAB_PREBUILT_CPU_RUNTIME={run.reference_build}")
+    built = build(run.assignment, solution, job / "build", list(tests), cmake_args, run.sandbox,
+                  readable=(*prebuilt, *isolation.folders(isolations)))
     checks = {}
     for name in tests:
         if built[name] is not None:
-            checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, built[name])
+            checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, f"its CPU-backend build failed:\n{built[name]}")
             continue
-        result = judge_group(run, run_group(run, job, name, GROUP))
-        checks[name] = RaceCheck(name, result.verdict, "" if result.verdict == Verdict.PASSED else result.detail)
+        ran = run_group(run, job, name, GROUP, not_applicable)
+        result = judge_group(run, ran)
+        if result.verdict == Verdict.PASSED:
+            checks[name] = RaceCheck(name, result.verdict)
+        else:
+            checks[name] = RaceCheck(name, result.verdict, first_reported_error(ran.outcome.output) or result.detail)
     return checks

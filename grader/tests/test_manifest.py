@@ -30,6 +30,14 @@ def test_the_real_pbb_manifest_loads():
     assignment = load_assignment(REAL_ROOT, "pbb")
     assert "scan-warp" in assignment.task_ids
     assert next(task for task in assignment.tasks if task.id == "scan-warp").warp_synchronous == "fail"
+    race_checked = {task.id: task.race_check for task in assignment.tasks if task.race_check is not None}
+    assert race_checked == {"scan-block": "fail", "reduce-block": "fail", "scan-multi": "fail", "sgm-scan": "fail"}
+
+
+def test_race_check_is_a_policy_of_a_tested_task(tmp_path: Path):
+    write_manifest(tmp_path, _replace_last('tests = "beta"', 'tests = "beta"\nrace_check = "warn"'))
+    assignment = load_assignment(tmp_path, "x")
+    assert [task.race_check for task in assignment.tasks] == [None, "warn"]
 
 
 def test_list_assignments_finds_every_manifest(tmp_path: Path):
@@ -72,6 +80,8 @@ VALID = manifest_text()
         ('tests = "beta"', 'tests = "beta"\nweight = 2', "tasks[1].weight: unknown key"),
         ('tests = "beta"', 'tests = "beta test"', "tasks[1].tests: 'beta test' does not match"),
         ('tests = "beta"', 'tests = "beta"\nwarp_synchronous = "maybe"', "tasks[1].warp_synchronous"),
+        ('tests = "beta"', 'tests = "beta"\nrace_check = "deduct"', "tasks[1].race_check: expected one of"),
+        ('tests = "beta"', 'tests = "beta"\nrace_check = true', "tasks[1].race_check: expected a str"),
         ("skeleton_fails = true\n", "skeleton_fails = 1\n", "skeleton_fails: expected true or false"),
         ('"kernels.cuh" = "kernels.cu.h"', '"kernels.cuh" = "kernel.cu.h"', "files.aliases.'kernels.cuh'"),
         ('entry = "host.cu.h"', 'entry = "main.cu"', "files.entry: 'main.cu' is not in files.required"),

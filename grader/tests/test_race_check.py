@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernellab.manifest import load_assignment
-from kernellab.race_check import check_races
+from kernellab.race_check import RaceCheckRun, check_races
 from kernellab.verdict import Verdict
 from test_adversarial import ASSIGNMENT, fixture_root
 
@@ -28,9 +28,12 @@ def test_a_reduction_without_its_barrier_is_a_race_and_the_reference_is_clean(tm
     source = (racy / "sum.cuh").read_text()
     assert RACY[0] in source
     (racy / "sum.cuh").write_text(source.replace(*RACY, 1))
-    work = tmp_path / "work"
-    clean = check_races(assignment, assignment.reference_dir, work, None, 7, ["sum"])
+    run = RaceCheckRun(assignment, tmp_path / "work", None, 7)
+    clean = check_races(run, assignment.reference_dir, tmp_path / "clean", ["sum"])
     assert clean["sum"].verdict == Verdict.PASSED and clean["sum"].finding == ""
-    found = check_races(assignment, racy, work, None, 7, ["sum"])
+    # The second submission links the reference build's CPU runtime instead of compiling it.
+    assert any(path.name == "libkernellab_cpu_runtime.a" for path in run.prebuilt())
+    found = check_races(run, racy, tmp_path / "racy", ["sum"])
+    assert "libkernellab_cpu_runtime.a" not in {path.name for path in (tmp_path / "racy" / "build").rglob("*.a")}
     assert found["sum"].verdict != Verdict.PASSED
-    assert "race in" in found["sum"].finding, found["sum"].finding
+    assert "race in kernel blockSums launched at" in found["sum"].finding, found["sum"].finding

@@ -106,6 +106,18 @@ class DeviceMemory {
         }
         return copy;
     }
+    /**
+     * Fills with the poison every allocation that the current memory holds different from
+     * `before`, and the one at `also`: after a race, whatever a caller that catches the finding
+     * reads from the launch's outputs is no plausible result.
+     */
+    void poisonWritten(const Snapshot& before, const unsigned char* also) const {
+        for (const auto& [base, bytes] : before.copies_) {
+            if (base == also || std::memcmp(base, bytes.data(), bytes.size()) != 0) {
+                std::memset(base, kDevicePoison, bytes.size());
+            }
+        }
+    }
     std::optional<Difference> firstDifference(const Snapshot& expected) const {
         for (const auto& [base, bytes] : expected.copies_) {
             if (std::memcmp(base, bytes.data(), bytes.size()) == 0) { continue; }
@@ -258,7 +270,14 @@ void launch(const LaunchRequest& request) {
         const OrderKind kind = k == 1 ? OrderKind::Descending : OrderKind::Random;
         const uint64_t seed = 0x9E3779B97F4A7C15ull * k;
         if (auto difference = differsUnder(request, kind, seed, before, first)) {
-            reportRace(request, kind, *difference, before, first);
+            try {
+                reportRace(request, kind, *difference, before, first);
+            } catch (const Finding&) {
+                // The memory holds the first order's result, a plausible one: a host program
+                // that catches the finding must not read it.
+                memory.poisonWritten(before, difference->base);
+                throw;
+            }
             return;
         }
     }

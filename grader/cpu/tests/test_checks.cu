@@ -1,6 +1,8 @@
 // The CPU backend's own tests: for every check, a correct kernel that passes it and a broken
 // one that must be reported with the right kind of finding and the right line. A line is
 // found by the marker comment on it (`// site: NAME`), so the tests survive edits above it.
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <numeric>
 #include <string>
@@ -70,6 +72,20 @@ TEST_CASE("A missing __syncthreads is reported as a race at the launch", "[race]
         requireFinding([&] { rotateBlock<false><<<4, 256>>>(d_out.data(), d_in.data()); },  // site: rotate-launch
                        FindingKind::Race, "rotate-launch");
     }
+}
+
+TEST_CASE("A race leaves the launch's outputs poisoned, not the first order's result", "[race]") {
+    const auto input = kernellab::randomInts(4 * 256, 7, -1000, 1000);
+    // Zeros, not the allocation's poison: only a poisoning after the race makes them 0xCD bytes.
+    DeviceBuffer<int> d_in(input), d_out(std::vector<int>(input.size(), 0));
+    requireFinding([&] { rotateBlock<false><<<4, 256>>>(d_out.data(), d_in.data()); },  // site: poisoned-launch
+                   FindingKind::Race, "poisoned-launch");
+    int poison;
+    std::memset(&poison, 0xCD, sizeof poison);
+    const auto out = d_out.download();
+    CHECK(std::count(out.begin(), out.end(), poison) == std::ptrdiff_t(out.size()));
+    // The input the launch only read keeps its values.
+    CHECK(d_in.download() == input);
 }
 
 // ---- warp-synchronous code without __syncwarp ----------------------------------------------

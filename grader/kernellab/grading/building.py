@@ -43,9 +43,15 @@ def student_role_args(backend: Backend) -> tuple[str, ...]:
     process could otherwise change in its own environment."""
     if backend.on_gpu:
         return (STUDENT_ROLE,)
+    return (STUDENT_ROLE, cpu_fixed_orders_arg())
+
+
+def cpu_fixed_orders_arg() -> str:
+    """The CPU runtime's thread orders per launch, fixed at compile time: the TA's
+    KERNELLAB_CPU_ORDERS, else the backend's default."""
     chosen = os.environ.get("KERNELLAB_CPU_ORDERS", "")
     orders = int(chosen) if chosen.isdigit() and int(chosen) > 0 else CPU_ORDERS
-    return (STUDENT_ROLE, f"-DKERNELLAB_CPU_FIXED_ORDERS={orders}")
+    return f"-DKERNELLAB_CPU_FIXED_ORDERS={orders}"
 
 
 def build(

@@ -1,7 +1,7 @@
 """Grade one submission: the stages in order, each a module of its own.
 
-    intake -> isolation -> build (beside the reference's) -> run (sanitizers beside) -> judge -> confirm alone
-    -> findings -> score -> speed -> sanitizers -> the Grade
+    intake -> isolation -> build (beside the reference's) -> run (sanitizers, race check beside) -> judge
+    -> confirm alone -> findings (races) -> score -> speed -> sanitizers -> the Grade
 
 Confirming alone, speed and the sanitizers are skipped, and said so, when they will not fit in
 what the run's deadline leaves; the grade so far is published after each stage (progress.py).
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from kernellab import properties
 from kernellab.binary_checks import symbols_in_binaries
@@ -25,6 +26,7 @@ from kernellab.grading import findings, groups, isolation, reference, sanitizers
 from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
 from kernellab.grading.model import Grade, GradingError, TaskGrade
 from kernellab.grading.progress import Progress
+from kernellab.grading.race_stage import add_race_warnings, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.scoring import score_tasks
 from kernellab.grading.speed_stage import add_speed, plan_speed
@@ -36,6 +38,8 @@ from kernellab.sandbox.step import SandboxFailure
 from kernellab.static_checks import forbidden_in_sources
 from kernellab.verdict import Status
 
+T = TypeVar("T")
+
 
 @contextmanager
 def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
@@ -43,6 +47,12 @@ def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
     started = time.monotonic()
     yield
     stages[stage] = time.monotonic() - started
+
+
+def timed_call(stages: dict[str, float], stage: str, function: Callable[..., T], *args: object) -> T:
+    """`function(*args)`, its seconds added to `stages` (for a stage that runs in a thread)."""
+    with timed(stages, stage):
+        return function(*args)
 
 
 def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path,
@@ -91,18 +101,23 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
         if sanitizer_runs and not progress.may_run(sanitizers.cost(grading, sanitizer_runs)):
             sanitizer_runs = []
-        with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
-            sanitizing = sanitizing_thread.submit(sanitizers.run_sanitizers, grading, job, sanitizer_runs)
-            with timed(stages, "tests"):
-                runs = groups.run_groups(grading, job, tests_built, not_applicable)
-            sanitizer_reports = sanitizing.result()
+        # The sanitizers use the GPU beside the tests; the race check, CPU cores (race_stage.py).
+        with ThreadPoolExecutor(1) as race_thread:
+            race_checking = race_thread.submit(timed_call, stages, "race check", run_race_check,
+                                               grading, solution, job, tests_built, not_applicable, isolations)
+            with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
+                sanitizing = sanitizing_thread.submit(sanitizers.run_sanitizers, grading, job, sanitizer_runs)
+                with timed(stages, "tests"):
+                    runs = groups.run_groups(grading, job, tests_built, not_applicable)
+                sanitizer_reports = sanitizing.result()
+            races = race_checking.result()
     results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
     symbol_findings = symbols_in_binaries(
         build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
         baseline=grading.reference_build,
     )
     task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
-    task_findings = add_unmet_requirements(assignment, runs, task_findings)
+    task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, task_findings))
     found = findings.all_findings(source_findings, symbol_findings)
     grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
     progress.reached("tests", grades, found)
@@ -119,6 +134,8 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         grades = add_speed(grading, job, grades, speed_plan)
     if speed_plan.timed:
         progress.reached("speed", grades, found)
+    # After speed, which a task's feedback withholds: a warning costs nothing.
+    grades = add_race_warnings(assignment, grades, races)
     return sanitizers.add_sanitizer_reports(grading, grades, sanitizer_reports), found
 
 

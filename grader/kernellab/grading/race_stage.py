@@ -1,0 +1,93 @@
+"""The race-check stage of a GPU grade: the CPU backend's thread orders (race_check.py) on small
+cases of the tasks whose manifest asks for it (`race_check`), beside the GPU's runs (it uses CPU
+cores, not the GPU); a race found there is a finding on the task, and the manifest says what it
+costs: "fail" all its points, "warn" a warning only.
+
+A task's warp_synchronous policy holds here as on the CPU backend: the check's build compiles
+it into the test executables from the manifest (grader/harness/CMakeLists.txt), so a
+warp-synchronous race in a "warn" task ends the check "not run: needs a GPU to confirm", a
+warning, never a finding. On the CPU backend the grade's own runs find races: no stage there.
+"""
+
+import threading
+import weakref
+from dataclasses import replace
+from pathlib import Path
+
+from kernellab.applicability import Condition
+from kernellab.grading.building import Built
+from kernellab.grading.model import TaskGrade
+from kernellab.grading.run import GradingRun
+from kernellab.isolate import Isolation
+from kernellab.manifest import Assignment
+from kernellab.race_check import RACE_SIZES, RaceCheck, RaceCheckRun, check_races
+from kernellab.verdict import Verdict
+
+# One RaceCheckRun per grading run: a batch builds and records the reference's CPU build once.
+_race_runs: "weakref.WeakKeyDictionary[GradingRun, RaceCheckRun]" = weakref.WeakKeyDictionary()
+_race_runs_lock = threading.Lock()
+SIZES_WORDS = " and ".join(map(str, RACE_SIZES))
+
+
+def checked_tests(assignment: Assignment) -> list[str]:
+    """The test executables of the tasks whose manifest asks for the race check, once each."""
+    return list(dict.fromkeys(task.tests for task in assignment.tested_tasks if task.race_check is not None))
+
+
+def race_run(grading: GradingRun) -> RaceCheckRun:
+    with _race_runs_lock:
+        if grading not in _race_runs:
+            _race_runs[grading] = RaceCheckRun(grading.assignment, grading.work, grading.sandbox, grading.seed)
+        return _race_runs[grading]
+
+
+def run_race_check(grading: GradingRun, solution: Path, job: Path, built: Built, not_applicable: tuple[Condition, ...] = (),
+                   isolations: dict[str, Isolation] | None = None) -> dict[str, RaceCheck]:
+    """What the check found per test executable that needs it and built on the GPU, built under
+    <job>/race-check (on a GPU backend only; none on the CPU backend, whose own runs check
+    every launch)."""
+    if not grading.backend.on_gpu:
+        return {}
+    tests = [name for name in checked_tests(grading.assignment) if built.get(name, "") is None]
+    if not tests:
+        return {}
+    return check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
+
+
+def race_line(check: RaceCheck) -> str:
+    """What the student reads of a check that did not pass."""
+    found = check.finding.splitlines()[0] if check.finding else check.verdict
+    return f"the CPU backend's race check (sizes {SIZES_WORDS}) found: {found}"
+
+
+def race_findings(assignment: Assignment, checks: dict[str, RaceCheck],
+                  task_findings: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """`task_findings` with each "fail" task's race as one more finding: it costs the task its points."""
+    return {task: found + _costly(assignment, task, checks) for task, found in task_findings.items()}
+
+
+def _costly(assignment: Assignment, task_id: str, checks: dict[str, RaceCheck]) -> tuple[str, ...]:
+    task = next(task for task in assignment.tasks if task.id == task_id)
+    check = checks.get(task.tests) if task.race_check == "fail" else None
+    return (race_line(check),) if check is not None and _is_finding(check) else ()
+
+
+def add_race_warnings(assignment: Assignment, grades: list[TaskGrade], checks: dict[str, RaceCheck]) -> list[TaskGrade]:
+    """The check's lines that cost nothing, as feedback: a "warn" task's race, and a
+    warp-synchronous race that the task's policy only warns of."""
+    policy = {task.id: (task.race_check, task.tests) for task in assignment.tasks}
+    updated = []
+    for grade in grades:
+        race_check, tests = policy[grade.id]
+        check = checks.get(tests) if race_check is not None else None
+        warns = check is not None and (check.verdict == Verdict.NEEDS_GPU or (race_check == "warn" and _is_finding(check)))
+        if warns:
+            line = "warning: " + race_line(check)
+            grade = replace(grade, feedback="\n".join(filter(None, (grade.feedback, line))))
+        updated.append(grade)
+    return updated
+
+
+def _is_finding(check: RaceCheck) -> bool:
+    """A check whose verdict is not a pass, nor a warp-synchronous warning (the task's policy)."""
+    return check.verdict not in (Verdict.PASSED, Verdict.NEEDS_GPU)

@@ -1,0 +1,75 @@
+"""The race-check stage's decision (grading/race_stage.py): which tasks' tests it checks, and what
+a race it found costs a task as the manifest says: "fail" all its points, "warn" nothing but a
+warning, and a warp-synchronous race that the task's policy warns of never a finding."""
+
+from dataclasses import replace
+from pathlib import Path
+
+from kernellab.backend import Backend
+from kernellab.grading.model import GroupResult
+from kernellab.grading.race_stage import add_race_warnings, checked_tests, race_findings, run_race_check
+from kernellab.grading.run import GradingRun
+from kernellab.grading.scoring import score_tasks
+from kernellab.manifest import load_assignment
+from kernellab.race_check import RaceCheck
+from kernellab.verdict import Verdict
+
+REAL_ROOT = Path(__file__).resolve().parents[2]
+RACE = ("race in kernel scanIncBlock<Add<int>> launched at pbbKernels.cu.h:212: device memory differs between thread "
+        "orders ascending and descending, first at element 1000 of argument 1 (`d_out`)")
+
+
+def grade_with(assignment, checks):
+    """Every task's grade with every group passed, then the stage's findings and warnings."""
+    groups = ("public", "hidden")
+    results = {(task.tests, group): GroupResult(group, Verdict.PASSED) for task in assignment.tested_tasks for group in groups}
+    findings = race_findings(assignment, checks, {task.id: () for task in assignment.tested_tasks})
+    grades = score_tasks(assignment, results, groups, findings, assignment.reference_dir)
+    return {grade.id: grade for grade in add_race_warnings(assignment, grades, checks)}
+
+
+def test_the_stage_checks_the_tests_of_the_tasks_whose_manifest_asks():
+    assert checked_tests(load_assignment(REAL_ROOT, "pbb")) == ["scan_block", "reduce_block", "scan_multi", "sgm_scan"]
+    assert checked_tests(load_assignment(REAL_ROOT, "pmph-w2")) == ["scan_block"]
+
+
+def test_a_race_costs_a_fail_task_its_points_and_names_the_race():
+    assignment = load_assignment(REAL_ROOT, "pbb")
+    grades = grade_with(assignment, {"scan_block": RaceCheck("scan_block", Verdict.FAILED, RACE)})
+    assert grades["scan-block"].points == 0
+    assert "race in kernel scanIncBlock<Add<int>> launched at pbbKernels.cu.h:212" in grades["scan-block"].feedback
+    # Other tasks, checked clean or not checked at all, keep their points.
+    assert grades["scan-multi"].points == grades["scan-multi"].max_points - 5  # less its speed points
+    assert grades["copy"].points == grades["copy"].max_points
+
+
+def test_a_clean_check_costs_nothing():
+    assignment = load_assignment(REAL_ROOT, "pbb")
+    grades = grade_with(assignment, {"scan_block": RaceCheck("scan_block", Verdict.PASSED)})
+    assert grades["scan-block"].points == grades["scan-block"].max_points and grades["scan-block"].feedback == ""
+
+
+def test_a_warn_task_keeps_its_points_with_a_warning():
+    pbb = load_assignment(REAL_ROOT, "pbb")
+    tasks = tuple(replace(task, race_check="warn") if task.id == "scan-block" else task for task in pbb.tasks)
+    assignment = replace(pbb, tasks=tasks)
+    grades = grade_with(assignment, {"scan_block": RaceCheck("scan_block", Verdict.FAILED, RACE)})
+    assert grades["scan-block"].points == grades["scan-block"].max_points
+    assert grades["scan-block"].feedback.startswith("warning: the CPU backend's race check (sizes 33 and 1025) found: race in")
+
+
+def test_a_warp_synchronous_race_that_the_task_warns_of_is_no_finding():
+    # pmph-w2's scan-block: race_check = "fail", warp_synchronous = "warn". The check's build
+    # compiles the warn policy in, and such a race ends its run "needs a GPU to confirm".
+    assignment = load_assignment(REAL_ROOT, "pmph-w2")
+    warned = RaceCheck("scan_block", Verdict.NEEDS_GPU, "warp-synchronous code: right on the CPU backend; only a GPU can confirm it")
+    grades = grade_with(assignment, {"scan_block": warned})
+    assert grades["scan-block"].points == grades["scan-block"].max_points
+    assert "warning: the CPU backend's race check" in grades["scan-block"].feedback
+
+
+def test_the_cpu_backend_runs_no_race_check_stage(tmp_path: Path):
+    # Its own runs put every launch under several thread orders already.
+    grading = GradingRun(load_assignment(REAL_ROOT, "pbb"), Backend.CPU, tmp_path, None, seed=7)
+    assert run_race_check(grading, tmp_path / "submission", tmp_path / "job", {"scan_block": None}) == {}
+    assert not (tmp_path / "job").exists()
