@@ -7,6 +7,8 @@ from pathlib import Path
 
 from kernellab.backend import Backend
 from kernellab.grading.model import GroupResult
+from kernellab.grading import race_stage
+from kernellab.grading.model import GradingError
 from kernellab.grading.race_stage import add_race_warnings, checked_tests, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.scoring import score_tasks
@@ -73,3 +75,20 @@ def test_the_cpu_backend_runs_no_race_check_stage(tmp_path: Path):
     grading = GradingRun(load_assignment(REAL_ROOT, "pbb"), Backend.CPU, tmp_path, None, seed=7)
     assert run_race_check(grading, tmp_path / "submission", tmp_path / "job", {"scan_block": None}) == {}
     assert not (tmp_path / "job").exists()
+
+
+def test_a_grading_machine_where_the_cpu_backend_does_not_build_costs_nobody_anything(tmp_path, monkeypatch):
+    # Seen on an H100 host without Boost.Context: the check's reference build failed, and with it
+    # every GPU grade. The check is the machine's to give; a student loses nothing and is told.
+    def no_cpu_backend(*_):
+        raise GradingError("the reference does not build: Could not find boost_context\nmore")
+    monkeypatch.setattr(race_stage, "check_races", no_cpu_backend)
+    assignment = load_assignment(REAL_ROOT, "pbb")
+    grading = GradingRun(assignment, Backend.CUDA, tmp_path / "work", None)
+    built = {tests: None for tests in checked_tests(assignment)}
+    checks = run_race_check(grading, assignment.reference_dir, tmp_path / "job", built)
+    assert set(checks) == set(built)
+    grades = grade_with(assignment, checks)
+    assert grades["scan-block"].points == grades["scan-block"].max_points
+    assert grades["scan-block"].feedback == ("note: the CPU backend's race check did not run (no points lost): "
+                                             "the reference does not build: Could not find boost_context")

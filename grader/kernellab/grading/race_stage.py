@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kernellab.applicability import Condition
 from kernellab.grading.building import Built
-from kernellab.grading.model import TaskGrade
+from kernellab.grading.model import GradingError, TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
@@ -27,6 +27,9 @@ from kernellab.verdict import Verdict
 _race_runs: "weakref.WeakKeyDictionary[GradingRun, RaceCheckRun]" = weakref.WeakKeyDictionary()
 _race_runs_lock = threading.Lock()
 SIZES_WORDS = " and ".join(map(str, RACE_SIZES))
+# The check's verdict where the CPU backend does not build on the grading machine (a GPU host
+# without Boost.Context, say): the machine's shortcoming, never the student's.
+UNAVAILABLE = "not run: the CPU backend does not build on this grading machine"
 
 
 def checked_tests(assignment: Assignment) -> list[str]:
@@ -51,11 +54,17 @@ def run_race_check(grading: GradingRun, solution: Path, job: Path, built: Built,
     tests = [name for name in checked_tests(grading.assignment) if built.get(name, "") is None]
     if not tests:
         return {}
-    return check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
+    try:
+        return check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
+    except GradingError as error:
+        reason = str(error).strip().splitlines()[0]
+        return {name: RaceCheck(name, UNAVAILABLE, reason) for name in tests}
 
 
 def race_line(check: RaceCheck) -> str:
     """What the student reads of a check that did not pass."""
+    if check.verdict == UNAVAILABLE:
+        return f"the CPU backend's race check did not run (no points lost): {check.finding}"
     found = check.finding.splitlines()[0] if check.finding else check.verdict
     return f"the CPU backend's race check (sizes {SIZES_WORDS}) found: {found}"
 
@@ -80,14 +89,21 @@ def add_race_warnings(assignment: Assignment, grades: list[TaskGrade], checks: d
     for grade in grades:
         race_check, tests = policy[grade.id]
         check = checks.get(tests) if race_check is not None else None
-        warns = check is not None and (check.verdict == Verdict.NEEDS_GPU or (race_check == "warn" and _is_finding(check)))
-        if warns:
-            line = "warning: " + race_line(check)
+        if line := _costless_line(race_check, check) if check is not None else "":
             grade = replace(grade, feedback="\n".join(filter(None, (grade.feedback, line))))
         updated.append(grade)
     return updated
 
 
+def _costless_line(race_check: str, check: RaceCheck) -> str:
+    """The feedback line of a check that costs the task nothing, or ""."""
+    if check.verdict == UNAVAILABLE:
+        return "note: " + race_line(check)
+    if check.verdict == Verdict.NEEDS_GPU or (race_check == "warn" and _is_finding(check)):
+        return "warning: " + race_line(check)
+    return ""
+
+
 def _is_finding(check: RaceCheck) -> bool:
     """A check whose verdict is not a pass, nor a warp-synchronous warning (the task's policy)."""
-    return check.verdict not in (Verdict.PASSED, Verdict.NEEDS_GPU)
+    return check.verdict not in (Verdict.PASSED, Verdict.NEEDS_GPU, UNAVAILABLE)
