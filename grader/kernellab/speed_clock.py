@@ -60,16 +60,14 @@ class _Replies:
         self._deadline = deadline
         self._buffer = b""
 
-    def line(self, spin: bool = False) -> str:
-        """The next line. `spin`: poll without sleeping, for a reply that stops the clock: a
-        process woken from select() on a busy host starts late by a scheduler's whim."""
+    def line(self) -> str:
         while b"\n" not in self._buffer:
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise _Ended("a reply longer than the harness ever writes")
             remaining = self._deadline - time.monotonic()
             if remaining <= 0:
                 raise _Ended("no reply before the time limit")
-            ready, _, _ = select.select([self._descriptor], [], [], 0 if spin else remaining)
+            ready, _, _ = select.select([self._descriptor], [], [], remaining)
             block = os.read(self._descriptor, MAX_REPLY_BYTES) if ready else b""
             if ready and not block:
                 raise _Ended("the program ended")
@@ -77,8 +75,8 @@ class _Replies:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("utf-8", errors="replace")
 
-    def expect(self, word: str, spin: bool = False) -> list[str]:
-        fields = self.line(spin).split(" ")
+    def expect(self, word: str) -> list[str]:
+        fields = self.line().split(" ")
         if fields[0] != word:
             raise _Ended(f"it said {' '.join(fields)[:80]!r} where the harness says {word!r}")
         return fields[1:]
@@ -158,7 +156,7 @@ def _clock(commands: int, replies_from: int, plan: dict) -> Served:
                     replies.expect("armed")
                     started = time.perf_counter()
                     os.write(commands, f"{kind} {seed}\n".encode())
-                    digest = replies.expect("done", spin=True)
+                    digest = replies.expect("done")
                     micros = (time.perf_counter() - started) * 1e6
                     served.repetitions.append(Repetition(case, size, kind, seed, micros, digest[0] if digest else ""))
                 replies.expect("armed")
