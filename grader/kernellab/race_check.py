@@ -14,15 +14,18 @@ of compiling them again, and the reference's records, made once. grading/race_st
 `check_races` beside the GPU's runs and turns what it finds into findings.
 """
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.applicability import Condition
 from kernellab.backend import Backend
+from kernellab.errors import InputError
 from kernellab.grading import isolation, reference
 from kernellab.grading.building import build, cpu_fixed_orders_arg, student_role_args
 from kernellab.grading.groups import first_reported_error, judge_group, run_group
+from kernellab.grading.model import GradingError
 from kernellab.grading.run import GradingRun
 from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
@@ -40,6 +43,9 @@ CPU_ARGS = ("-DKERNELLAB_CPU_NVCC_CHECK=OFF", cpu_fixed_orders_arg())
 GROUP = "hidden"
 # Where the reference build keeps what a submission's build links instead of compiling.
 PREBUILT_RUNTIME = Path("grader/cpu/libkernellab_cpu_runtime.a")
+# The check's verdict where the reference does not build or record on the grading machine's CPU
+# backend (a GPU host without Boost.Context, say): the machine's shortcoming, never the student's.
+UNAVAILABLE = "not run: the reference does not build or run on this machine's CPU backend"
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,20 @@ class RaceCheckRun(GradingRun):
     def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | ContainerSandbox | None, seed: int):
         super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS)
         self.hidden_sizes = RACE_SIZES
+        self._unavailable: str | None = None
+        self._availability_lock = threading.Lock()
+
+    def unavailable(self) -> str:
+        """"" once the reference's CPU build and records exist, else why the CPU backend does not
+        build here: found once, as every submission's check would try the same build again."""
+        with self._availability_lock:
+            if self._unavailable is None:
+                try:
+                    reference.prepare(self)
+                    self._unavailable = ""
+                except (GradingError, InputError) as error:
+                    self._unavailable = " ".join(line.strip() for line in str(error).strip().splitlines()[:3])
+            return self._unavailable
 
     def active_groups(self) -> tuple[str, ...]:
         return (GROUP,)
@@ -75,8 +95,9 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
     (the intake's folder), built under `job`, each against its task's isolated folder where it
     has one (`isolations`, as the GPU build); `not_applicable`: the cases the submission's code
     does not promise (applicability.py), left out as in its GPU groups."""
+    if reason := run.unavailable():
+        return {name: RaceCheck(name, UNAVAILABLE, reason) for name in tests}
     isolations = isolations or {}
-    reference.prepare(run)
     prebuilt = run.prebuilt()
     cmake_args = (*run.cmake_args, *student_role_args(run.backend), *isolation.cmake_args(isolations))
     if prebuilt:

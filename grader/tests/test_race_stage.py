@@ -7,8 +7,7 @@ from pathlib import Path
 
 from kernellab.backend import Backend
 from kernellab.grading.model import GroupResult
-from kernellab.grading import race_stage
-from kernellab.grading.model import GradingError
+from kernellab import race_check
 from kernellab.grading.race_stage import add_race_warnings, checked_tests, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.scoring import score_tasks
@@ -78,17 +77,22 @@ def test_the_cpu_backend_runs_no_race_check_stage(tmp_path: Path):
 
 
 def test_a_grading_machine_where_the_cpu_backend_does_not_build_costs_nobody_anything(tmp_path, monkeypatch):
-    # Seen on an H100 host without Boost.Context: the check's reference build failed, and with it
-    # every GPU grade. The check is the machine's to give; a student loses nothing and is told.
-    def no_cpu_backend(*_):
-        raise GradingError("the reference does not build: Could not find boost_context\nmore")
-    monkeypatch.setattr(race_stage, "check_races", no_cpu_backend)
+    # Seen on an H100 host with Boost but not its Context library: CMake could not configure the
+    # check's reference build, and with it every GPU grade was "not graded". Here CMake is told
+    # that Boost is not there, a real configure failure of the same find_package. The check is
+    # the machine's to give; a student loses nothing and is told; the build is tried once.
+    monkeypatch.setattr(race_check, "CPU_ARGS", (*race_check.CPU_ARGS, "-DCMAKE_DISABLE_FIND_PACKAGE_Boost=TRUE"))
     assignment = load_assignment(REAL_ROOT, "pbb")
     grading = GradingRun(assignment, Backend.CUDA, tmp_path / "work", None)
     built = {tests: None for tests in checked_tests(assignment)}
     checks = run_race_check(grading, assignment.reference_dir, tmp_path / "job", built)
     assert set(checks) == set(built)
+    assert all(check.verdict == race_check.UNAVAILABLE for check in checks.values())
     grades = grade_with(assignment, checks)
     assert grades["scan-block"].points == grades["scan-block"].max_points
-    assert grades["scan-block"].feedback == ("note: the CPU backend's race check did not run (no points lost): "
-                                             "the reference does not build: Could not find boost_context")
+    feedback = grades["scan-block"].feedback
+    assert feedback.startswith("note: the CPU backend's race check did not run (no points lost): ")
+    assert "configuring pbb with CMake failed" in feedback
+    assert "Boost" in feedback and "\n" not in feedback
+    run_race_check(grading, assignment.reference_dir, tmp_path / "job2", built)
+    assert not (tmp_path / "job2").exists()

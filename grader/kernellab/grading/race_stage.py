@@ -16,20 +16,17 @@ from pathlib import Path
 
 from kernellab.applicability import Condition
 from kernellab.grading.building import Built
-from kernellab.grading.model import GradingError, TaskGrade
+from kernellab.grading.model import TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
-from kernellab.race_check import RACE_SIZES, RaceCheck, RaceCheckRun, check_races
+from kernellab.race_check import RACE_SIZES, UNAVAILABLE, RaceCheck, RaceCheckRun, check_races
 from kernellab.verdict import Verdict
 
 # One RaceCheckRun per grading run: a batch builds and records the reference's CPU build once.
 _race_runs: "weakref.WeakKeyDictionary[GradingRun, RaceCheckRun]" = weakref.WeakKeyDictionary()
 _race_runs_lock = threading.Lock()
 SIZES_WORDS = " and ".join(map(str, RACE_SIZES))
-# The check's verdict where the CPU backend does not build on the grading machine (a GPU host
-# without Boost.Context, say): the machine's shortcoming, never the student's.
-UNAVAILABLE = "not run: the CPU backend does not build on this grading machine"
 
 
 def checked_tests(assignment: Assignment) -> list[str]:
@@ -54,11 +51,7 @@ def run_race_check(grading: GradingRun, solution: Path, job: Path, built: Built,
     tests = [name for name in checked_tests(grading.assignment) if built.get(name, "") is None]
     if not tests:
         return {}
-    try:
-        return check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
-    except GradingError as error:
-        reason = str(error).strip().splitlines()[0]
-        return {name: RaceCheck(name, UNAVAILABLE, reason) for name in tests}
+    return check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
 
 
 def race_line(check: RaceCheck) -> str:
