@@ -233,6 +233,10 @@ def _parse_folders(folders: list[tuple[Path, str, Path | None]], scratch: Path) 
 def _serve() -> None:
     """The child process of _parse_folders: the request on stdin, the parses on stdout."""
     request = json.load(sys.stdin)
+    try:
+        from clang import cindex  # noqa: F401
+    except ImportError:
+        sys.exit("libclang's Python bindings are not installed where the grader runs (pip install libclang)")
     scratch = Path(request["scratch"])
     parsed = [_parse(Path(folder), entry, Path(fallback) if fallback else None, scratch / f"stubs{index}")
               for index, (folder, entry, fallback) in enumerate(request["folders"])]

@@ -63,7 +63,7 @@ def test_a_stage_that_fits_runs_one_that_does_not_is_noted_in_the_message_and_it
     published = []
     progress = Progress(Deadline(600, clock), {"student": "ana", "assignment": "pbb", "backend": "cuda"}, published.append)
     speed = StageCost("speed", 12, "up to 12 speed points", ("reduce-block", "scan-multi"))
-    assert progress.may_run(speed) and not progress.skipped
+    assert progress.may_run(speed) and not progress.notes
     clock.now += 590
     assert not progress.may_run(speed)
     progress.reached("tests", passed_grades(), ())

@@ -4,12 +4,17 @@ of that task and the reference's functions of every other task."""
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from helpers import REAL_ROOT, write_files
 from kernellab import isolate
+from kernellab.deadline import Deadline
+from kernellab.grading import isolation
+from kernellab.grading.model import TaskGrade
+from kernellab.grading.progress import Progress
 from kernellab.manifest import ManifestError, load_assignment, load_manifest
 from kernellab.patches import apply_patch, parse_patch
 
@@ -408,3 +413,26 @@ def test_on_the_cpu_backend_a_broken_warp_scan_fails_only_the_warp_task(tmp_path
     assert block.returncode == 0, f"scan_block with the reference's scanIncWarp:\n{block.stdout[-3000:]}"
     warp = subprocess.run([str(tests / "pbb_test_scan_warp"), "--abort"], capture_output=True, text=True)
     assert warp.returncode != 0 and "first mismatch" in warp.stdout, warp.stdout[-3000:]
+
+
+def test_without_libclang_every_task_is_graded_whole_and_the_grade_says_why(tmp_path, monkeypatch):
+    # Seen on a GPU host whose libclang was unpacked where Python did not look: isolation fell
+    # back to the whole submission without a word, and one wrong scanIncWarp cost four tasks.
+    # Here the parsing child runs without site-packages, where libclang's bindings are installed.
+    python_without_site = tmp_path / "python-without-site"
+    python_without_site.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    python_without_site.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python_without_site))
+    solution, _ = _fixture(tmp_path)
+    assignment = load_assignment(tmp_path, "x")
+    isolations, note = isolation.isolate_tasks(assignment, solution, tmp_path / "job")
+    assert isolations == {}
+    assert note.startswith("note: every task was graded on your whole submission, not on its own functions")
+    assert "libclang's Python bindings are not installed where the grader runs (pip install libclang)" in note
+
+    progress = Progress(Deadline(None), dict(student="s", assignment="x", backend="cpu"))
+    progress.note(("warp", "block"), note)
+    grades = [TaskGrade(task, task, 10, 10, feedback="passed") for task in ("warp", "block", "multi")]
+    graded = progress.grade(grades, ())
+    assert note in graded.message
+    assert [note in task.feedback for task in graded.tasks] == [True, True, False]

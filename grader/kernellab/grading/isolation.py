@@ -19,13 +19,15 @@ ISOLATED_FOLDER = "isolated"
 WHOLE_BUILD_FOLDER = "build-whole"
 
 
-def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> dict[str, Isolation]:
-    """Per test executable, the folder its task's build uses; none where the student's files
-    cannot be parsed into functions (the whole submission is then graded, as it is)."""
+def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> tuple[dict[str, Isolation], str]:
+    """Per test executable, the folder its task's build uses, and "". Where the files cannot be
+    parsed into functions (or libclang is missing), no folders, and the note that says so: the
+    whole submission is then graded as it is, and a mistake can cost more than its own task."""
     try:
-        return isolate.isolated_solutions(assignment, solution, assignment.reference_dir, job / ISOLATED_FOLDER)
-    except IsolationError:
-        return {}
+        return isolate.isolated_solutions(assignment, solution, assignment.reference_dir, job / ISOLATED_FOLDER), ""
+    except IsolationError as error:
+        return {}, (f"note: every task was graded on your whole submission, not on its own functions ({error.message}): "
+                    "a mistake in one function may cost the tasks that call it too")
 
 
 def cmake_args(isolations: dict[str, Isolation]) -> tuple[str, ...]:

@@ -88,7 +88,9 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     solution, build_dir = job / "submission", job / "build"
     source_findings = forbidden_in_sources(solution, assignment.grading.forbidden)
     with timed(stages, "isolation"):
-        isolations = isolation.isolate_tasks(assignment, solution, job)
+        isolations, whole_submission_note = isolation.isolate_tasks(assignment, solution, job)
+    if whole_submission_note:
+        progress.note(tuple(task.id for task in assignment.tested_tasks if task.functions), whole_submission_note)
     with reference_beside(grading):
         with timed(stages, "build"):
             built = build_solution(grading, solution, build_dir, isolations)
