@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from helpers import record_bytes
-from kernellab import gpu_memory
+from kernellab import gpu_memory, properties
 from kernellab.grading.groups import confirm_alone, judge_group, run_group
 from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
-from kernellab.manifest import load_assignment
+from kernellab.manifest import Requirement, load_assignment
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 from kernellab.verdict import Verdict
 
@@ -131,3 +131,22 @@ def test_a_run_that_only_says_out_of_gpu_memory_is_final_where_the_grader_saw_ro
     first, confirmed, runs = graded(tmp_path, "out of GPU memory", "right")
     assert first.verdict == Verdict.FAILED and first.conclusive
     assert (confirmed, runs) == ({}, 1)
+
+
+def test_a_group_confirmed_alone_measures_its_task_properties_in_that_run(tmp_path):
+    # Seen on the H100, a batch of 8: the copy group of two right submissions ran out of time beside
+    # the others, passed alone, and the task still lost its points to "sectors not measured": the
+    # properties were read before the confirming run. The run alone writes the records the
+    # grader reads (the pipeline reads the properties again after confirming).
+    run = grading_run(tmp_path)
+    stand_in_program(tmp_path, run, "out of GPU memory", "right")
+    measured = record_bytes(np.array([4], dtype=np.int64), "property", check="copyFromGlb2ShrMem: sectors", fmt="int64")
+    (tmp_path / "right.rec").write_bytes((tmp_path / "right.rec").read_bytes() + measured)
+    sectors = Requirement("sectors", "copyFromGlb2ShrMem", at_most=4)
+    job = tmp_path / "job"
+    ran = run_group(run, job, "saxpy", "public")
+    (tmp_path / "other.rec").write_bytes(record_bytes(VALUES, "device"))
+    assert properties.unmet_requirements((sectors,), [ran.records, tmp_path / "other.rec"]) == (
+        "copyFromGlb2ShrMem: sectors not measured (the run stopped before it?), required at most 4",)
+    confirm_alone(run, job, {("saxpy", "public"): judge_group(run, ran)})
+    assert properties.unmet_requirements((sectors,), [ran.records]) == ()

@@ -118,8 +118,9 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
         baseline=grading.reference_build,
     )
-    task_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
-    task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, task_findings))
+    static_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
+    # The properties' records are read each time: a group confirmed alone records them again.
+    task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, static_findings))
     found = findings.all_findings(source_findings, symbol_findings)
     grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
     progress.reached("tests", grades, found)
@@ -127,6 +128,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     if confirming and progress.may_run(confirming):
         with timed(stages, "confirmed alone"):
             results |= groups.confirm_alone(grading, job, results, not_applicable)
+        task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, static_findings))
         grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
         progress.reached("confirming failures alone", grades, found)
     speed_plan = plan_speed(grading, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
