@@ -17,7 +17,7 @@ same seed, and never when it claims more bandwidth than a copy of its bytes coul
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,24 +143,29 @@ def not_measured(case: SpeedCase, why: str) -> list[SpeedResult]:
 
 
 def measure(
-    cases: Sequence[SpeedCase], student_program: Path, reference_program: Path, work: Path, seed: int,
+    cases: Sequence[SpeedCase], student_programs: Mapping[str, Path], reference_program: Path, work: Path, seed: int,
     sandbox: Sandbox | None,
 ) -> list[SpeedResult]:
-    """Each of `cases` at each of its sizes, timed and scored; both programs run in `sandbox`
-    (when given), so that neither side's timing has a cost the other has not."""
+    """Each of `cases` at each of its sizes, timed and scored; both sides run in `sandbox` (when
+    given), so that neither side's timing has a cost the other has not. `student_programs`: per
+    case name, the student's program that times it (a task judged on its own functions has its own)."""
     work.mkdir(parents=True, exist_ok=True)
     student = _Timing.empty()
     reference = _Timing.empty()
     sizes = sorted({size for case in cases for size in case.sizes})
     names = sorted({case.case for case in cases})
     baselines = sorted({COPY_BASELINE} | {case.baseline for case in cases if case.baseline})
+    student_runs: dict[Path, list[str]] = {}
+    for name in names:
+        student_runs.setdefault(student_programs[name], []).append(name)
     for round_number in range(ROUNDS):
         # Alternate which side goes first, so a drift in clocks favours neither.
-        sides = [(reference_program, reference, [*names, *baselines], "reference"), (student_program, student, names, "student")]
-        for program, timing, run_names, side in sides if round_number % 2 == 0 else reversed(sides):
+        sides = [("reference", reference, {reference_program: [*names, *baselines]}), ("student", student, student_runs)]
+        for side, timing, runs in sides if round_number % 2 == 0 else reversed(sides):
             orders = _orders(seed, round_number, with_overhead=timing is reference)
-            log = work / f"{side}-{round_number}.log"
-            timing.add(serve(program, run_names, sizes, orders, log, RUN_TIMEOUT_S, sandbox))
+            for index, (program, run_names) in enumerate(runs.items()):
+                log = work / f"{side}-{round_number}{f'-{index}' if index else ''}.log"
+                timing.add(serve(program, run_names, sizes, orders, log, RUN_TIMEOUT_S, sandbox))
     return [_score(case, size, student, reference) for case in cases for size in case.sizes]
 
 

@@ -96,7 +96,7 @@ def test_speed_is_planned_for_the_tasks_that_passed_and_skipped_it_scores_no_poi
     cost = plan.cost()
     assert cost.estimate_s == SECONDS_PER_CASE_SIZE * sum(len(case.sizes) for case in plan.timed)
     assert cost.would_give == f"up to {sum(case.points for case in plan.timed):g} speed points"
-    skipped = add_speed(run, tmp_path, grades, plan.without_timing("skipped: the grading deadline was near"))
+    skipped = add_speed(run, tmp_path, grades, plan.without_timing("skipped: the grading deadline was near"), {})
     results = [result for grade in skipped for result in grade.speed if result.task in timed_tasks]
     assert results and all(result.points == 0 and result.problem == "skipped: the grading deadline was near" for result in results)
     assert sum(grade.points for grade in skipped) == sum(grade.points for grade in grades)

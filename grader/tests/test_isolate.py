@@ -15,6 +15,7 @@ from kernellab.deadline import Deadline
 from kernellab.grading import isolation
 from kernellab.grading.model import TaskGrade
 from kernellab.grading.progress import Progress
+from kernellab.grading.targets import executable
 from kernellab.manifest import ManifestError, load_assignment, load_manifest
 from kernellab.patches import apply_patch, parse_patch
 
@@ -436,3 +437,31 @@ def test_without_libclang_every_task_is_graded_whole_and_the_grade_says_why(tmp_
     graded = progress.grade(grades, ())
     assert note in graded.message
     assert [note in task.feedback for task in graded.tasks] == [True, True, False]
+
+
+@pytest.mark.skipif(shutil.which("ninja") is None or shutil.which("nvcc") is None, reason="needs ninja and nvcc")
+def test_each_isolated_task_with_speed_cases_is_timed_by_a_speed_program_of_its_own(tmp_path):
+    # Seen on the H100: a wrong scanIncWarp cost reduce-block and scan-multi their speed points,
+    # every timed output differing, because the one speed program was the whole submission's.
+    # Configured only: the commands show which folder each program's solution comes from.
+    pbb = load_assignment(REAL_ROOT, "pbb")
+    solution = tmp_path / "solution"
+    shutil.copytree(pbb.reference_dir, solution)
+    apply_patch(parse_patch(pbb.wrong_dir / "scan-warp" / "four-steps.patch"), solution)
+    isolations = isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
+    targets = isolation.speed_targets(pbb, isolations, times_speed=True)
+    assert targets == ["speed_reduce_block", "speed_scan_multi", "speed_sgm_scan"]
+    assert isolation.speed_targets(pbb, isolations, times_speed=False) == []
+    build = tmp_path / "build"
+    subprocess.run(
+        ["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_CUDA_ARCHITECTURES=90",
+         "-DKERNELLAB_ASSIGNMENTS=pbb", f"-DKERNELLAB_SOLUTION={solution}", *isolate.cmake_overrides(isolations)],
+        check=True, capture_output=True,
+    )
+    for target in ("speed", *targets):
+        program = executable(build, "pbb", target).name
+        commands = subprocess.run(["ninja", "-C", str(build), "-t", "commands", program],
+                                  check=True, capture_output=True, text=True).stdout
+        compile_line = next(line for line in commands.splitlines() if "speed_pbb.cu" in line and " -c " in line)
+        own = f"-I{isolations[target.removeprefix('speed_')].folder}" if target != "speed" else f"-I{solution}"
+        assert own in compile_line.split(), (target, compile_line)

@@ -107,13 +107,13 @@ def test_speed_scores_net_times_and_refuses_wrong_digests(tmp_path, monkeypatch)
     reference = program(tmp_path, call_s=0.02, name="reference")
     copy_case = "def answer(kind, seed):\n    return digest(seed)"
     same_speed = program(tmp_path, copy_case, call_s=0.02, name="student")
-    [fair] = speed.measure([case], same_speed, reference, tmp_path / "fair-work", seed=5, sandbox=None)
+    [fair] = speed.measure([case], {case.case: same_speed}, reference, tmp_path / "fair-work", seed=5, sandbox=None)
     assert fair.problem == "" and 0.5 < fair.ratio < 2.0, fair
     slow = program(tmp_path, copy_case, call_s=0.2, name="slow")
-    [slower] = speed.measure([case], slow, reference, tmp_path / "slow-work", seed=5, sandbox=None)
+    [slower] = speed.measure([case], {case.case: slow}, reference, tmp_path / "slow-work", seed=5, sandbox=None)
     assert slower.ratio > 4 and slower.points == 0
     wrong = program(tmp_path, "def answer(kind, seed):\n    return digest(seed + 1)", call_s=0.02, name="wrong")
-    [refused] = speed.measure([case], wrong, reference, tmp_path / "wrong-work", seed=5, sandbox=None)
+    [refused] = speed.measure([case], {case.case: wrong}, reference, tmp_path / "wrong-work", seed=5, sandbox=None)
     assert refused.points == 0 and "differs from the reference's" in refused.problem
 
 
@@ -127,7 +127,7 @@ def test_windows_that_something_else_slowed_down_do_not_move_the_time(tmp_path, 
     disturbed = "windows = 0\ndef answer(kind, seed):\n    global windows\n    windows += 1\n" \
                 "    if windows % 3:\n        time.sleep(0.5)\n    return digest(seed)"
     student = program(tmp_path, disturbed, call_s=0.05, name="disturbed")
-    [result] = speed.measure([case], student, reference, tmp_path / "work", seed=5, sandbox=None)
+    [result] = speed.measure([case], {case.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
     assert result.problem == "" and 0.5 < result.ratio < 2.0, result
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from kernellab import isolate
 from kernellab.grading.building import Built
 from kernellab.grading.model import GroupResult
-from kernellab.grading.targets import executable
+from kernellab.grading.targets import executable, task_speed_target
 from kernellab.isolate import Isolation, IsolationError
 from kernellab.manifest import Assignment
 from kernellab.verdict import Verdict
@@ -32,6 +32,15 @@ def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> tuple[di
 
 def cmake_args(isolations: dict[str, Isolation]) -> tuple[str, ...]:
     return tuple(isolate.cmake_overrides(isolations))
+
+
+def speed_targets(assignment: Assignment, isolations: dict[str, Isolation], times_speed: bool) -> list[str]:
+    """The speed programs of the isolated tasks that have speed cases: each task is timed on its
+    own functions too, so a slow or wrong function of another task cannot cost it speed points."""
+    if not times_speed:
+        return []
+    timed = {task.tests for task in assignment.tested_tasks if any(case.task == task.id for case in assignment.speed)}
+    return [task_speed_target(tests) for tests in sorted(timed & set(isolations))]
 
 
 def folders(isolations: dict[str, Isolation]) -> tuple[Path, ...]:

@@ -30,7 +30,7 @@ from kernellab.grading.race_stage import add_race_warnings, race_findings, run_r
 from kernellab.grading.run import GradingRun
 from kernellab.grading.scoring import score_tasks
 from kernellab.grading.speed_stage import add_speed, plan_speed
-from kernellab.grading.targets import SPEED_TARGET, test_targets
+from kernellab.grading.targets import SPEED_TARGET, is_speed_target, test_targets
 from kernellab.intake import SubmissionRejected, take
 from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
@@ -99,7 +99,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
                 job, assignment.id)
             not_applicable = unmet_conditions(assignment, solution, build_dir, grading.sandbox,
                                               readable=reference.prebuilt_mains(grading))
-        tests_built = {tests: errors for tests, errors in built.items() if tests != SPEED_TARGET}
+        tests_built = {tests: errors for tests, errors in built.items() if not is_speed_target(tests)}
         sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
         if sanitizer_runs and not progress.may_run(sanitizers.cost(grading, sanitizer_runs)):
             sanitizer_runs = []
@@ -135,7 +135,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     if speed_plan.timed and not progress.may_run(speed_plan.cost()):
         speed_plan = speed_plan.without_timing("skipped: the grading deadline was near")
     with timed(stages, "speed"):
-        grades = add_speed(grading, job, grades, speed_plan)
+        grades = add_speed(grading, job, grades, speed_plan, built)
     if speed_plan.timed:
         progress.reached("speed", grades, found)
     # After speed, which a task's feedback withholds: a warning costs nothing.
@@ -167,12 +167,14 @@ def reference_beside(grading: GradingRun) -> Iterator[None]:
 def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolations: dict[str, Isolation],
                    targets: list[str] | None = None) -> Built:
     """The build stage: the test executables, each against its task's isolated folder where it
-    has one, and, when speed is timed, the speed program (the whole submission); linked with the
-    reference build's harness mains once it has them."""
+    has one, and, when speed is timed, the speed program (the whole submission) and one per
+    isolated task with speed cases; linked with the reference build's harness mains once it has them."""
     prebuilt = reference.prebuilt_mains(grading)
     cmake_args = (*grading.cmake_args, *student_role_args(grading.backend), *isolation.cmake_args(isolations))
     if prebuilt:
         cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}",)
-    targets = targets if targets is not None else test_targets(grading.assignment, grading.times_speed)
+    if targets is None:
+        targets = test_targets(grading.assignment, grading.times_speed) + isolation.speed_targets(
+            grading.assignment, isolations, grading.times_speed)
     return build(grading.assignment, solution, build_dir, targets, cmake_args, grading.sandbox,
                  readable=(*prebuilt, *isolation.folders(isolations)))

@@ -7,7 +7,8 @@ from kernellab import speed
 from kernellab.deadline import StageCost
 from kernellab.grading.model import GradingError, TaskGrade
 from kernellab.grading.run import GradingRun
-from kernellab.grading.targets import SPEED_TARGET, executable
+from kernellab.grading.building import Built
+from kernellab.grading.targets import SPEED_TARGET, executable, task_speed_target
 from kernellab.manifest import SpeedCase
 from kernellab.speed import SpeedResult
 from kernellab.verdict import Verdict
@@ -52,8 +53,20 @@ def plan_speed(grading: GradingRun, grades: list[TaskGrade], speed_build_errors:
     return SpeedPlan(tuple(case for case in grading.assignment.speed if case.task not in why_not), why_not)
 
 
-def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: SpeedPlan) -> list[TaskGrade]:
-    """Each task's speed results and points, as `plan` says."""
+def student_programs(grading: GradingRun, job: Path, cases: tuple[SpeedCase, ...], built: Built) -> dict[str, Path]:
+    """Per case, the program that times the student's code: the task's own speed program where it
+    built (the task's functions, the reference's for the others), else the whole submission's."""
+    tests = {task.id: task.tests for task in grading.assignment.tasks}
+    programs = {}
+    for case in cases:
+        own = task_speed_target(tests[case.task])
+        target = own if built.get(own, "") is None else SPEED_TARGET
+        programs[case.case] = executable(job / "build", grading.assignment.id, target)
+    return programs
+
+
+def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: SpeedPlan, built: Built) -> list[TaskGrade]:
+    """Each task's speed results and points, as `plan` says; `built`: the build stage's targets."""
     if not grading.assignment.speed:
         return grades
     results: list[SpeedResult] = [result for case in grading.assignment.speed if case.task in plan.why_not
@@ -63,7 +76,7 @@ def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: Spe
             with grading.gpu_lock.exclusive():
                 results += speed.measure(
                     plan.timed,
-                    executable(job / "build", grading.assignment.id, SPEED_TARGET),
+                    student_programs(grading, job, plan.timed, built),
                     executable(grading.reference_build, grading.assignment.id, SPEED_TARGET),
                     job / "speed",
                     grading.seed,
