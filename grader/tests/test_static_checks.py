@@ -9,7 +9,7 @@ import pytest
 
 from helpers import write_files
 from kernellab import static_checks
-from kernellab.binary_checks import symbols_in_binaries
+from kernellab.binary_checks import symbols_in_binaries, uncounted_routes
 
 pytestmark = pytest.mark.skipif(
     not all(shutil.which(tool) for tool in ("cmake", "ninja", "g++", "nm")), reason="needs cmake, ninja, g++ and nm"
@@ -76,3 +76,12 @@ def test_calls_around_the_counted_copies_are_found_beyond_the_references(tmp_pat
     found = symbols_in_binaries(student, "demo", ["map", "speed"], (), baseline=reference)
     assert found == {"map": ("the map build calls cudaHostAlloc: host memory a kernel can write, which moves "
                              "results to the host without a copy",)}
+
+
+def test_the_copies_the_harness_counts_and_those_to_the_device_are_no_finding():
+    counted_or_harmless = {"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy3DAsync", "cudaMemcpyFromSymbol",
+                           "cudaMemcpyToSymbol", "cudaMemcpyPeer", "cudaMalloc", "cudaLaunchKernel", "cudaMemset"}
+    around = {"cuMemcpyDtoH_v2", "cuGetProcAddress_v2", "dlsym", "dl_iterate_phdr", "cudaGetDriverEntryPoint",
+              "cudaMallocManaged", "cudaHostRegister", "cudaMemPoolCreate", "cudaMallocArray", "cudaMemcpy2DFromArray",
+              "cudaMemcpyBatchAsync", "cudaMemcpy_ptds", "cudaMemcpy3DPeer", "cudaGraphLaunch", "__real_cudaMemcpy"}
+    assert {name for name, _ in uncounted_routes(counted_or_harmless | around)} == around
