@@ -5,7 +5,11 @@ from the reference shows:
 - the headers of a forbidden library its objects include, from Ninja's log of the compiler's own
   dependency output (the include graph a macro cannot hide);
 - the forbidden names among its symbols (`nm -C`: what the linker pulled in), and the libc clocks
-  it defines itself (one would replace the clock of the whole process).
+  it defines itself (one would replace the clock of the whole process);
+- the functions its own objects call (`nm -u`: the test's translation unit, the student's headers
+  in it) that go around the count of device-to-host copies (`bytes-to-host`, issue 16): the
+  driver API, functions looked up at run time, host memory a kernel can write, and copies the
+  harness does not count (grader/harness/src/host_traffic_cuda.cpp wraps the ones it counts).
 The student's speed program is built without the baselines (kernellab/speed.hpp), so it is held
 against the reference's test executables, not against the reference's speed program, which has
 CUB in it as a baseline: any CUB in a student's speed program is the student's.
@@ -16,7 +20,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from kernellab.grading.targets import SPEED_TARGET, executable
+from kernellab.grading.targets import SPEED_TARGET, executable, target_name
 
 # Functions a program must not define: libc's clocks, which the harness reads. Defined in the
 # executable, one replaces libc's for the whole process (the CUDA runtime's own functions need no
@@ -25,6 +29,28 @@ from kernellab.grading.targets import SPEED_TARGET, executable
 DENIED_DEFINITIONS = frozenset({
     "clock_gettime", "__clock_gettime", "__clock_gettime64", "gettimeofday", "time", "clock", "times", "timespec_get",
 })
+
+# The copies the harness counts: each `__wrap_<copy>` of kernellab_host_traffic's source, which
+# the GPU test executables are linked with (`--wrap`); the CPU backend's runtime counts its own.
+HOST_TRAFFIC_SOURCE = Path(__file__).resolve().parents[1] / "harness" / "src" / "host_traffic_cuda.cpp"
+# Copies that write device memory only: nothing to count. Every other cudaMemcpy* the harness
+# does not wrap (from arrays, batches, the per-thread-stream variants) is a finding.
+COPIES_TO_DEVICE = frozenset({"cudaMemcpyToSymbol", "cudaMemcpyToSymbolAsync", "cudaMemcpyPeer", "cudaMemcpyPeerAsync"})
+# The ways to move device memory to the host, or to compute where the host reads, without a
+# counted copy, by the names a program's objects call: each with what it is.
+UNCOUNTED_ROUTES = (
+    (re.compile(r"cu[A-Z]\w*"), "the CUDA driver API, whose copies the grader does not count"),
+    (re.compile(r"dlopen|dlmopen|dlsym|dlvsym|dl_iterate_phdr"), "looks functions up at run time, around the counted copies"),
+    (re.compile(r"cudaGetDriverEntryPoint\w*|cudaGetProcAddress\w*|cudaGetFuncBySymbol"),
+     "looks CUDA functions up at run time, around the counted copies"),
+    (re.compile(r"cudaMallocManaged|cudaHostAlloc|cudaMallocHost|cudaHostRegister|cudaHostGetDevicePointer"),
+     "host memory a kernel can write, which moves results to the host without a copy"),
+    (re.compile(r"cudaMemPoolCreate|cudaMallocFromPoolAsync|cudaDeviceSetMemPool"),
+     "a memory pool, which may hold host memory a kernel can write"),
+    (re.compile(r"cudaMalloc\w*Array"), "a CUDA array, whose copies the grader does not count"),
+    (re.compile(r"cudaGraph\w*|cudaStreamBeginCapture\w*"), "a CUDA graph, whose copies replay without a call the grader counts"),
+    (re.compile(r"__real_\w+"), "the CUDA runtime's own copy, past the grader's count"),
+)
 
 
 def library_pattern(forbidden: tuple[str, ...]) -> re.Pattern:
@@ -62,6 +88,9 @@ def symbols_in_binaries(
                      for name in sorted(names - reference_names)]
         findings += [f"the {target} build defines {name} itself, which would replace the clock the grader times with"
                      for name in sorted(defined - reference_defined)]
+        reference_calls = set().union(*(_called(baseline, assignment_id, other) for other in held_against))
+        findings += [f"the {target} build calls {name}: {why}"
+                     for name, why in uncounted_routes(_called(build_dir, assignment_id, target) - reference_calls)]
         if findings:
             found[target] = tuple(findings)
     return found
@@ -75,6 +104,34 @@ def _symbols(program: Path, pattern: re.Pattern | None) -> tuple[set[str], set[s
     names = {match[1].lower() for match in pattern.finditer(listing)} if pattern else set()
     defined = {line.split(" ", 2)[2] for line in listing.splitlines() if re.match(r"\S+ [TWDBRV] ", line)}
     return names, DENIED_DEFINITIONS & defined
+
+
+def uncounted_routes(called: set[str]) -> list[tuple[str, str]]:
+    """The functions of `called` that go around the count of device-to-host copies, each with why."""
+    counted = set(re.findall(r"__wrap_(\w+)\(", HOST_TRAFFIC_SOURCE.read_text()))
+    found = []
+    for name in sorted(called):
+        route = next((why for pattern, why in UNCOUNTED_ROUTES if pattern.fullmatch(name)), None)
+        if route is None and name.startswith("cudaMemcpy") and name not in counted | COPIES_TO_DEVICE:
+            route = "a copy the grader does not count"
+        if route is not None:
+            found.append((name, route))
+    return found
+
+
+def _called(build_dir: Path, assignment_id: str, target: str) -> set[str]:
+    """The functions the program's own objects call but do not define (`nm -u`), by name without a
+    C++ signature: 'cudaMemcpy' also where the CPU backend's runtime defines it in C++."""
+    target_dir = build_dir / "assignments" / assignment_id / "CMakeFiles" / f"{target_name(assignment_id, target)}.dir"
+    objects = sorted(target_dir.rglob("*.o"))
+    if not objects or shutil.which("nm") is None:
+        return set()
+    listing = subprocess.run(["nm", "-u", "-C", *map(str, objects)], capture_output=True, text=True, errors="replace").stdout
+    called = set()
+    for line in listing.splitlines():
+        if match := re.fullmatch(r"\s+[Uwv] ([\w:]+)\S*.*", line):
+            called.add(match[1])
+    return called
 
 
 def _headers_by_target(build_dir: Path) -> dict[str, set[str]]:

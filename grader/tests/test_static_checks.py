@@ -9,7 +9,7 @@ import pytest
 
 from helpers import write_files
 from kernellab import static_checks
-from kernellab.binary_checks import symbols_in_binaries
+from kernellab.binary_checks import symbols_in_binaries, uncounted_routes
 
 pytestmark = pytest.mark.skipif(
     not all(shutil.which(tool) for tool in ("cmake", "ninja", "g++", "nm")), reason="needs cmake, ninja, g++ and nm"
@@ -39,17 +39,15 @@ def test_a_missing_header_does_not_hide_the_rest_of_the_file(tmp_path):
     assert found == ("map.cuh:2", "defines KL_REQUIRE_EQUAL, a name of the grader's tests or harness")
 
 
-def build(root: Path, speed_source: str) -> Path:
+def build(root: Path, speed_source: str, test_source: str = "int main() { return 0; }\n") -> Path:
     """A CMake project shaped like an assignment's build: a test executable and a speed program."""
     write_files(root, {
         **LIBRARY,
         "CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n"
-                          "include_directories(include)\n"
-                          "add_executable(demo_test_map test_map.cpp)\nadd_executable(demo_speed speed.cpp)\n"
-                          "set_target_properties(demo_test_map demo_speed PROPERTIES RUNTIME_OUTPUT_DIRECTORY "
-                          "${CMAKE_BINARY_DIR}/assignments/demo)\n",
-        "test_map.cpp": "int main() { return 0; }\n",
-        "speed.cpp": speed_source,
+                          "include_directories(include)\nadd_subdirectory(assignments/demo)\n",
+        "assignments/demo/CMakeLists.txt": "add_executable(demo_test_map test_map.cpp)\nadd_executable(demo_speed speed.cpp)\n",
+        "assignments/demo/test_map.cpp": test_source,
+        "assignments/demo/speed.cpp": speed_source,
     })
     subprocess.run(["cmake", "-S", root, "-B", root / "build", "-G", "Ninja"], check=True, capture_output=True)
     subprocess.run(["cmake", "--build", root / "build"], check=True, capture_output=True)
@@ -64,3 +62,26 @@ def test_cub_in_the_students_speed_program_is_found_though_the_references_has_it
     assert found == {"speed": ("the speed build includes cub (cub/cub.cuh), which this assignment forbids",)}
     clean = build(tmp_path / "clean", "int main() { return 0; }\n")
     assert symbols_in_binaries(clean, "demo", ["map", "speed"], ("cub",), baseline=reference) == {}
+
+
+def test_calls_around_the_counted_copies_are_found_beyond_the_references(tmp_path):
+    # Weak: links without the CUDA runtime. The reference's own dlsym is no finding.
+    looks_up = 'extern "C" void* dlsym(void*, const char*);\n'
+    maps_host_memory = 'extern "C" __attribute__((weak)) int cudaHostAlloc(void**, unsigned long, unsigned);\n'
+    main = "int main() {{ return {} ? 1 : 0; }}\n"
+    reference = build(tmp_path / "reference", "int main() { return 0; }\n",
+                      looks_up + main.format('dlsym(nullptr, "x") != nullptr'))
+    student = build(tmp_path / "student", "int main() { return 0; }\n", looks_up + maps_host_memory
+                    + main.format('dlsym(nullptr, "x") != nullptr || cudaHostAlloc(nullptr, 4, 0) == 0'))
+    found = symbols_in_binaries(student, "demo", ["map", "speed"], (), baseline=reference)
+    assert found == {"map": ("the map build calls cudaHostAlloc: host memory a kernel can write, which moves "
+                             "results to the host without a copy",)}
+
+
+def test_the_copies_the_harness_counts_and_those_to_the_device_are_no_finding():
+    counted_or_harmless = {"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy3DAsync", "cudaMemcpyFromSymbol",
+                           "cudaMemcpyToSymbol", "cudaMemcpyPeer", "cudaMalloc", "cudaLaunchKernel", "cudaMemset"}
+    around = {"cuMemcpyDtoH_v2", "cuGetProcAddress_v2", "dlsym", "dl_iterate_phdr", "cudaGetDriverEntryPoint",
+              "cudaMallocManaged", "cudaHostRegister", "cudaMemPoolCreate", "cudaMallocArray", "cudaMemcpy2DFromArray",
+              "cudaMemcpyBatchAsync", "cudaMemcpy_ptds", "cudaMemcpy3DPeer", "cudaGraphLaunch", "__real_cudaMemcpy"}
+    assert {name for name, _ in uncounted_routes(counted_or_harmless | around)} == around

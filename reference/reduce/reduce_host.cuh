@@ -11,6 +11,8 @@
 // The wrappers launch asynchronously on the default stream; a bad argument throws
 // std::invalid_argument before anything is launched. Rungs 1 to 7 may reorder the elements and
 // so need a commutative operator; rung 8 keeps their order and works for any associative one.
+// The work stays on the device: the tests count the bytes a wrapper copies from device to host
+// memory (`bytes-to-host`, at most one element), and a reduction computed on the host earns nothing.
 
 #include <cstdint>
 #include <stdexcept>

@@ -123,6 +123,8 @@ void mapredNaive( const uint32_t        B       // CUDA block size (<= 1024, mul
  * in `d_out[0 .. num_blocks)`, the second reduces those in one block to `d_out[0]`.
  * A commutative operator may combine in any order, so its threads stride over the whole array
  * (`redCommuKernel`); otherwise each block reduces a consecutive range (`redAssocKernel`).
+ * The work stays on the device: the result stays in `d_out[0]` (the tests count the bytes copied
+ * to the host: at most one element).
  */
 template<class OP>
 void mapReduce( const uint32_t        B       // CUDA block size (<= 1024, multiple of 32)
@@ -161,7 +163,9 @@ void mapReduce( const uint32_t        B       // CUDA block size (<= 1024, multi
  * `chunkedShmemBytes<OP>`) and the grid with `getNumBlocks<CHUNK>`; the middle launch uses
  * `closestMul32(num_blocks)` threads.
  * Constraint: no allocation or copy in here: `d_tmp` (MAX_BLOCK elements) is the only
- * scratch space, and the three launches go to the default stream in that order.
+ * scratch space, and the three launches go to the default stream in that order. The work stays
+ * on the device: the tests count the bytes this function copies from device to host memory
+ * (`bytes-to-host`, at most 16), and a scan computed on the host earns no points.
  */
 template<class OP>
 void scanInc( const uint32_t        B       // CUDA block size (<= 1024, multiple of 32)
@@ -184,7 +188,7 @@ void scanInc( const uint32_t        B       // CUDA block size (<= 1024, multipl
  * Shared memory: `sgmShmemBytes<OP>` for the chunked kernels (choose the chunk with
  * `withChunk` on elements of the larger type plus one flag byte), and
  * `block_size * (sizeof(RedElTp) + 1)` bytes for `sgmScan1Block`.
- * Constraint: as for `scanInc`, no allocation or copy in here.
+ * Constraint: as for `scanInc`, no allocation or copy in here, and the work stays on the device.
  */
 template<class OP>
 void sgmScanInc( const uint32_t        B            // CUDA block size (<= 1024, multiple of 32)

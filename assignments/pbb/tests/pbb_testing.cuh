@@ -22,6 +22,7 @@
 #include "kernellab/device_buffer.hpp"
 #include "kernellab/inputs.hpp"
 #include "kernellab/jitter.hpp"
+#include "kernellab/property.hpp"
 
 /** Maximum, a commutative operator whose identity is not zero. */
 template<class T>

@@ -69,7 +69,7 @@ TEMPLATE_TEST_CASE("mapReduce reduces the whole array into element 0", "[reduce-
     const auto input = pbb::Inputs<OP>::make(n, seed);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<typename OP::RedElTp> d_out(pbb::maxBlock());
-    mapReduce<OP>(block, n, d_out.data(), d_in.data());
+    kernellab::recordBytesToHost("mapReduce", [&] { mapReduce<OP>(block, n, d_out.data(), d_in.data()); });
     KL_CHECK_LAUNCH();
 
     const std::vector<typename OP::RedElTp> result{d_out.download()[0]};

@@ -53,7 +53,9 @@ void checkSgmScanInc(uint32_t n, uint32_t block, uint32_t mean_segment, uint64_t
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<char> d_flags(flags), d_tmp_flags(pbb::maxBlock());
     DeviceBuffer<typename OP::RedElTp> d_out(n), d_tmp_vals(pbb::maxBlock());
-    sgmScanInc<OP>(block, n, d_out.data(), d_flags.data(), d_in.data(), d_tmp_vals.data(), d_tmp_flags.data());
+    kernellab::recordBytesToHost("sgmScanInc", [&] {
+        sgmScanInc<OP>(block, n, d_out.data(), d_flags.data(), d_in.data(), d_tmp_vals.data(), d_tmp_flags.data());
+    });
     KL_CHECK_LAUNCH();
     KL_REQUIRE_EQUAL(d_out.download(), pbb::valuesOf(pbb::sgmScanModel<OP>(pbb::mapAll<OP>(input), flags)),
                      pbb::Equals<OP>{}, kernellab::Layout{});

@@ -18,6 +18,7 @@
 #include "kernellab/device_buffer.hpp"
 #include "kernellab/inputs.hpp"
 #include "kernellab/jitter.hpp"
+#include "kernellab/property.hpp"
 
 /** `OP` with random pauses before each `apply`, so that a missing barrier shows up as a wrong result. */
 template<class OP>
@@ -103,27 +104,30 @@ struct SameBits {
 constexpr size_t kPoisonedTail = 64;
 
 /**
- * Runs `reduce` on `input` with `block` threads per block, the input starting `offset` elements
- * into its device buffer, and returns `*d_out`. Scratch and output start poisoned.
+ * Runs `reduce` (the wrapper named `wrapper`) on `input` with `block` threads per block, the input
+ * starting `offset` elements into its device buffer, and returns `*d_out`. Scratch and output
+ * start poisoned. Records the bytes the wrapper copied to the host (property "bytes-to-host").
  */
 template<class OP>
-typename OP::Elem runOnDevice(Reducer<OP> reduce, const std::vector<typename OP::Elem>& input, uint32_t block,
-                              size_t offset = 0) {
+typename OP::Elem runOnDevice(const char* wrapper, Reducer<OP> reduce, const std::vector<typename OP::Elem>& input,
+                              uint32_t block, size_t offset = 0) {
     typedef typename OP::Elem T;
     std::vector<T> padded(offset, kernellab::poisonValue<T>());
     padded.insert(padded.end(), input.begin(), input.end());
     padded.insert(padded.end(), kPoisonedTail, kernellab::poisonValue<T>());
     kernellab::DeviceBuffer<T> d_in(padded), d_out(1), d_scratch(reduceScratchElems(input.size()));
-    reduce(block, input.size(), d_out.data(), d_in.data() + offset, d_scratch.data());
+    kernellab::recordBytesToHost(wrapper, [&] {
+        reduce(block, input.size(), d_out.data(), d_in.data() + offset, d_scratch.data());
+    });
     KL_CHECK_LAUNCH();
     return d_out.download()[0];
 }
 
 /** `reduce` on the exact inputs of OP equals the host model. */
 template<class OP>
-void checkExact(Reducer<OP> reduce, uint64_t n, uint32_t block, uint64_t seed, size_t offset = 0) {
+void checkExact(const char* wrapper, Reducer<OP> reduce, uint64_t n, uint32_t block, uint64_t seed, size_t offset = 0) {
     const auto input = Model<OP>::inputs(n, seed);
-    const std::vector<typename OP::Elem> result{runOnDevice<OP>(reduce, input, block, offset)};
+    const std::vector<typename OP::Elem> result{runOnDevice<OP>(wrapper, reduce, input, block, offset)};
     const auto expected = [&] { return std::vector<typename OP::Elem>{Model<OP>::reduce(input)}; };
     KL_REQUIRE_EQUAL(result, expected(), SameBits{}, kernellab::Layout{});
 }
@@ -132,10 +136,10 @@ void checkExact(Reducer<OP> reduce, uint64_t n, uint32_t block, uint64_t seed, s
  * `reduce` on random floats from [lo, hi) is within the rounding-error bound of a summation tree
  * of height `height` of the float64 sum.
  */
-inline void checkFloatSum(Reducer<Add<float>> reduce, uint64_t n, uint32_t block, uint64_t seed, uint64_t height,
-                          float lo, float hi) {
+inline void checkFloatSum(const char* wrapper, Reducer<Add<float>> reduce, uint64_t n, uint32_t block, uint64_t seed,
+                          uint64_t height, float lo, float hi) {
     const auto input = kernellab::randomFloats(n, seed, lo, hi);
-    const std::vector<float> result{runOnDevice<Add<float>>(reduce, input, block)};
+    const std::vector<float> result{runOnDevice<Add<float>>(wrapper, reduce, input, block)};
     // Evaluated only where a verdict or the reference's records are made (compare.hpp).
     const auto exact = [&] {
         double sum = 0;
@@ -173,20 +177,20 @@ inline uint64_t segmentPassesHeight(uint64_t n, uint32_t segment) {
  * values, signed and positive, within the bound of its tree. One test case each, named after
  * the wrapper.
  */
-#define REDUCE_SEGMENT_RUNG_TESTS(WRAPPER, TAG, SEGMENT, ...)                                              \
-    TEMPLATE_TEST_CASE(#WRAPPER " reduces every size with every block size", TAG, __VA_ARGS__) {           \
-        typedef TestType OP;                                                                               \
-        const uint32_t n = GENERATE(from_range(kernellab::hostileSizes()));                                \
-        const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));                              \
-        const uint64_t seed = 100 + n;                                                                     \
-        KL_CAPTURE(n, block, seed);                                                                           \
-        reduce_test::checkExact<OP>(WRAPPER<OP>, n, block, seed);                                          \
-    }                                                                                                      \
-    TEST_CASE(#WRAPPER " sums random floats within the error bound of its tree", TAG) {                    \
-        const uint32_t n = GENERATE(from_range(kernellab::hostileSizes()));                                \
-        const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));                              \
-        const float lo = GENERATE(-1.0f, 0.5f);                                                            \
-        const uint64_t seed = 200 + n, height = reduce_test::segmentPassesHeight(n, SEGMENT);              \
-        KL_CAPTURE(n, block, lo, seed, height);                                                               \
-        reduce_test::checkFloatSum(WRAPPER<Add<float>>, n, block, seed, height, lo, 1.0f);                 \
+#define REDUCE_SEGMENT_RUNG_TESTS(WRAPPER, TAG, SEGMENT, ...)                                        \
+    TEMPLATE_TEST_CASE(#WRAPPER " reduces every size with every block size", TAG, __VA_ARGS__) {     \
+        typedef TestType OP;                                                                         \
+        const uint32_t n = GENERATE(from_range(kernellab::hostileSizes()));                          \
+        const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));                        \
+        const uint64_t seed = 100 + n;                                                               \
+        KL_CAPTURE(n, block, seed);                                                                  \
+        reduce_test::checkExact<OP>(#WRAPPER, WRAPPER<OP>, n, block, seed);                          \
+    }                                                                                                \
+    TEST_CASE(#WRAPPER " sums random floats within the error bound of its tree", TAG) {              \
+        const uint32_t n = GENERATE(from_range(kernellab::hostileSizes()));                          \
+        const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));                        \
+        const float lo = GENERATE(-1.0f, 0.5f);                                                      \
+        const uint64_t seed = 200 + n, height = reduce_test::segmentPassesHeight(n, SEGMENT);        \
+        KL_CAPTURE(n, block, lo, seed, height);                                                      \
+        reduce_test::checkFloatSum(#WRAPPER, WRAPPER<Add<float>>, n, block, seed, height, lo, 1.0f); \
     }

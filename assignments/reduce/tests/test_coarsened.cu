@@ -8,7 +8,7 @@ TEMPLATE_TEST_CASE("reduceCoarsened reduces every size with every block size", "
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed = 300 + n;
     KL_CAPTURE(n, block, seed);
-    reduce_test::checkExact<OP>(reduceCoarsened<OP>, n, block, seed);
+    reduce_test::checkExact<OP>("reduceCoarsened", reduceCoarsened<OP>, n, block, seed);
 }
 
 TEST_CASE("reduceCoarsened reduces an input that does not start on a 16-byte boundary", "[coarsened]") {
@@ -17,7 +17,7 @@ TEST_CASE("reduceCoarsened reduces an input that does not start on a 16-byte bou
     const uint32_t block = GENERATE(32u, 256u, 1024u);
     const uint64_t seed = 400 + n;
     KL_CAPTURE(n, offset, block, seed);
-    reduce_test::checkExact<Add<int32_t>>(reduceCoarsened<Add<int32_t>>, n, block, seed, offset);
+    reduce_test::checkExact<Add<int32_t>>("reduceCoarsened", reduceCoarsened<Add<int32_t>>, n, block, seed, offset);
 }
 
 TEST_CASE("reduceCoarsened sums random floats within the error bound of its summation", "[coarsened]") {
@@ -36,5 +36,5 @@ TEST_CASE("reduceCoarsened sums random floats within the error bound of its summ
                                      + (rest_vec4s + blocks * block - 1) / (blocks * block)) + 1;
     const uint64_t height = per_thread + log_block + (blocks + block - 1) / block + log_block;
     KL_CAPTURE(n, block, lo, seed, blocks, height);
-    reduce_test::checkFloatSum(reduceCoarsened<Add<float>>, n, block, seed, height, lo, 1.0f);
+    reduce_test::checkFloatSum("reduceCoarsened", reduceCoarsened<Add<float>>, n, block, seed, height, lo, 1.0f);
 }

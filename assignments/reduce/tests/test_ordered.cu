@@ -9,7 +9,7 @@ TEMPLATE_TEST_CASE("reduceOrdered reduces every size with every block size, in o
     const uint32_t block = GENERATE(from_range(kernellab::blockSizes()));
     const uint64_t seed = 600 + n;
     KL_CAPTURE(n, block, seed);
-    reduce_test::checkExact<OP>(reduceOrdered<OP>, n, block, seed);
+    reduce_test::checkExact<OP>("reduceOrdered", reduceOrdered<OP>, n, block, seed);
 }
 
 // Graded on what the task teaches: coalesced loads, measured by counting (issue 15).

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "kernellab/host_traffic.hpp"
 #include "kernellab_cpu/finding.hpp"
 #include "kernellab_cpu/launch.hpp"
 #include "scheduler.hpp"
@@ -50,6 +51,8 @@ const Settings& settings() {
 std::atomic<cudaError_t> last_error{cudaSuccess};
 std::atomic<size_t> shared_optin{kDefaultSharedPerBlock};
 std::atomic<int> warp_synchronous_warnings{0};
+// Bytes the copies moved from device to host memory (kernellab/host_traffic.hpp).
+std::atomic<uint64_t> copied_to_host{0};
 
 cudaError_t record(cudaError_t error) {
     if (error != cudaSuccess) { last_error = error; }
@@ -312,6 +315,8 @@ int exitStatus(int failed) {
 using kernellab::cpu::deviceMemory;
 using kernellab::cpu::record;
 
+uint64_t kernellab::bytesCopiedToHost() { return kernellab::cpu::copied_to_host.load(); }
+
 long long int clock64() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -432,6 +437,12 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
     if ((src_on_device && !deviceMemory().holds(src, bytes)) || (dst_on_device && !deviceMemory().holds(dst, bytes))) {
         return record(cudaErrorInvalidValue);
     }
+    // Counted as the GPU build's wrapped copies count (harness src/host_traffic_cuda.cpp): by the
+    // kind, and by the memory the addresses lie in where the kind does not say.
+    const bool to_host = kind == cudaMemcpyDeviceToHost
+                         || (kind != cudaMemcpyHostToHost && kind != cudaMemcpyHostToDevice
+                             && deviceMemory().holds(src, bytes) && !deviceMemory().holds(dst, bytes));
+    if (to_host) { kernellab::cpu::copied_to_host += bytes; }
     if (bytes > 0) { std::memmove(dst, src, bytes); }
     return cudaSuccess;
 }

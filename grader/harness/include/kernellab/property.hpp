@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 #include "kernellab/catch.hpp"
+#include "kernellab/host_traffic.hpp"
 #include "kernellab/record.hpp"
 
 namespace kernellab {
@@ -63,6 +64,23 @@ inline void recordProperty(const std::string& name, const std::string& function,
     } else {
         FAIL_CHECK(line);
     }
+}
+
+/**
+ * The bytes a host function may copy from device to host memory: one element of its result (at
+ * most an Mssp state or a 2x2 matrix, 16 bytes), never a copy of its input or output array.
+ */
+constexpr int64_t kResultElementBytes = 16;
+
+/**
+ * Calls `call`, which runs the solution's host function `function`, and records property
+ * "bytes-to-host" of `function`: the bytes it copied from device to host memory (host_traffic.hpp).
+ */
+template<class Call>
+void recordBytesToHost(const std::string& function, Call&& call) {
+    const HostTraffic traffic;
+    call();
+    recordProperty("bytes-to-host", function, traffic.bytesToHost(), atMost(kResultElementBytes));
 }
 
 }  // namespace kernellab
