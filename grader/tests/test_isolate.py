@@ -395,18 +395,8 @@ def test_the_course_handouts_splice(tmp_path, year):
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("ninja") is None, reason="needs ninja")
 def test_on_the_cpu_backend_a_broken_warp_scan_fails_only_the_warp_task(tmp_path):
-    pbb = load_assignment(REAL_ROOT, "pbb")
-    solution = tmp_path / "solution"
-    shutil.copytree(pbb.reference_dir, solution)
-    apply_patch(parse_patch(pbb.wrong_dir / "scan-warp" / "operands-swapped.patch"), solution)
-    isolations = isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
     build = tmp_path / "build"
-    subprocess.run(
-        ["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DKERNELLAB_BACKEND=cpu",
-         "-DKERNELLAB_CPU_NVCC_CHECK=OFF", "-DKERNELLAB_ASSIGNMENTS=pbb", f"-DKERNELLAB_SOLUTION={solution}",
-         *isolate.cmake_overrides(isolations)],
-        check=True, capture_output=True,
-    )
+    _configure_isolated_pbb(tmp_path, "operands-swapped.patch", build, "-DKERNELLAB_BACKEND=cpu", "-DKERNELLAB_CPU_NVCC_CHECK=OFF")
     subprocess.run(["ninja", "-C", str(build), "-j1", "pbb_test_scan_block", "pbb_test_scan_warp"],
                    check=True, capture_output=True)
     tests = build / "assignments" / "pbb"
@@ -444,20 +434,11 @@ def test_each_isolated_task_with_speed_cases_is_timed_by_a_speed_program_of_its_
     # Seen on the H100: a wrong scanIncWarp cost reduce-block and scan-multi their speed points,
     # every timed output differing, because the one speed program was the whole submission's.
     # Configured only: the commands show which folder each program's solution comes from.
-    pbb = load_assignment(REAL_ROOT, "pbb")
-    solution = tmp_path / "solution"
-    shutil.copytree(pbb.reference_dir, solution)
-    apply_patch(parse_patch(pbb.wrong_dir / "scan-warp" / "four-steps.patch"), solution)
-    isolations = isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
+    build = tmp_path / "build"
+    pbb, solution, isolations = _configure_isolated_pbb(tmp_path, "four-steps.patch", build, "-DCMAKE_CUDA_ARCHITECTURES=90")
     targets = isolation.speed_targets(pbb, isolations, times_speed=True)
     assert targets == ["speed_reduce_block", "speed_scan_multi", "speed_sgm_scan"]
     assert isolation.speed_targets(pbb, isolations, times_speed=False) == []
-    build = tmp_path / "build"
-    subprocess.run(
-        ["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_CUDA_ARCHITECTURES=90",
-         "-DKERNELLAB_ASSIGNMENTS=pbb", f"-DKERNELLAB_SOLUTION={solution}", *isolate.cmake_overrides(isolations)],
-        check=True, capture_output=True,
-    )
     for target in ("speed", *targets):
         program = executable(build, "pbb", target).name
         commands = subprocess.run(["ninja", "-C", str(build), "-t", "commands", program],
@@ -465,3 +446,15 @@ def test_each_isolated_task_with_speed_cases_is_timed_by_a_speed_program_of_its_
         compile_line = next(line for line in commands.splitlines() if "speed_pbb.cu" in line and " -c " in line)
         own = f"-I{isolations[target.removeprefix('speed_')].folder}" if target != "speed" else f"-I{solution}"
         assert own in compile_line.split(), (target, compile_line)
+
+
+def _configure_isolated_pbb(tmp_path: Path, scan_warp_patch: str, build: Path, *cmake_args: str):
+    """pbb's reference with one known-wrong scanIncWarp, isolated per task and configured in `build`."""
+    pbb = load_assignment(REAL_ROOT, "pbb")
+    solution = tmp_path / "solution"
+    shutil.copytree(pbb.reference_dir, solution)
+    apply_patch(parse_patch(pbb.wrong_dir / "scan-warp" / scan_warp_patch), solution)
+    isolations = isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
+    subprocess.run(["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", *cmake_args, "-DKERNELLAB_ASSIGNMENTS=pbb",
+                    f"-DKERNELLAB_SOLUTION={solution}", *isolate.cmake_overrides(isolations)], check=True, capture_output=True)
+    return pbb, solution, isolations
