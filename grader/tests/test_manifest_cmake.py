@@ -160,3 +160,21 @@ def test_a_name_that_cmake_cannot_carry_is_a_manifest_error(tmp_path: Path):
         with pytest.raises(ManifestError, match=re.escape(f"files.optional: {odd!r} holds")):
             cmake_text(load_assignment(root, ID))
         manifest.write_text(manifest.read_text().replace(f"'{odd}'", '"tuning.cuh"'))
+
+
+@pytest.mark.skipif(shutil.which("ninja") is None or shutil.which("nvcc") is None, reason="needs ninja and nvcc")
+def test_on_the_gpu_backend_only_warn_tasks_are_built_with_pauses_that_never_split_a_warp(tmp_path: Path):
+    # pmph-w2 warns of the course's lockstep idiom: on an H100 its scan_warp tests failed that idiom
+    # (52 of 56) with per-lane pauses, and pass it (the course's race at 1024 still caught) with
+    # whole-warp ones (kernellab/jitter.hpp). pbb fails the idiom: its pauses stay per lane.
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_CUDA_ARCHITECTURES=90",
+                    "-DKERNELLAB_ASSIGNMENTS=pbb;pmph-w2", "-DKERNELLAB_SOLUTION=reference"], check=True, capture_output=True)
+
+    def defines_warn(target: str) -> bool:
+        commands = subprocess.run(["ninja", "-C", str(build), "-t", "commands", target], check=True, capture_output=True, text=True)
+        compile_line = next(line for line in commands.stdout.splitlines() if "test_scan_warp.cu" in line and " -c " in line)
+        return 'KERNELLAB_WARP_SYNCHRONOUS=\\"warn\\"' in compile_line
+
+    assert defines_warn("pmph-w2_test_scan_warp")
+    assert not defines_warn("pbb_test_scan_warp")

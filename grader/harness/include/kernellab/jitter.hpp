@@ -6,10 +6,23 @@
 
 namespace kernellab {
 
-/** On the device, pauses about one call in eight for a few hundred nanoseconds; nothing on the host. */
+/**
+ * On the device, pauses about one call in eight for a few hundred nanoseconds; nothing on the host.
+ * Built for a task whose manifest says warp_synchronous = "warn" (the build then defines
+ * KERNELLAB_WARP_SYNCHRONOUS, to "warn" only), which accepts code relying on a warp's lanes running
+ * in lockstep (the course's idiom): a pause then never splits a warp. Only a whole warp pauses, its
+ * 32 lanes together, so races between warps still show and lockstep within one is kept.
+ */
 __device__ __host__ inline void jitterPause() {
 #ifdef __CUDA_ARCH__
+#ifdef KERNELLAB_WARP_SYNCHRONOUS
+    constexpr unsigned kWholeWarp = 0xFFFFFFFFu;
+    if (__activemask() != kWholeWarp) { return; }
+    uint32_t h = (threadIdx.x / 32 + 1) * 0x9E3779B1u ^ (blockIdx.x + 1) * 0x85EBCA77u ^ uint32_t(clock64());
+    h = __shfl_sync(kWholeWarp, h, 0);
+#else
     uint32_t h = (threadIdx.x + 1) * 0x9E3779B1u ^ (blockIdx.x + 1) * 0x85EBCA77u ^ uint32_t(clock64());
+#endif
     h ^= h >> 15;
     h *= 0x2C1B3C6Du;
     h ^= h >> 12;
