@@ -19,6 +19,7 @@ from kernellab import coverage, gradebook, reports, summary
 from kernellab.console import console
 from kernellab.errors import InputError, display_path
 from kernellab.gradebook import GradebookOptions
+from kernellab.grading import isolation
 from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
@@ -100,7 +101,7 @@ def collect(assignment: Assignment, submissions: dict[str, Path], out: Path, cla
     loose = gradebook.loose_entries(class_files.folder, submissions)
     written = gradebook.write_gradebooks(assignment, grades, loose, out, class_files.gradebook)
     written += summary.write_summary(assignment, submissions, grades, loose, out)
-    _print_summary(grades)
+    print_summary(grades)
     console.print(f"gradebook and class summary: {', '.join(map(display_path, written))}; reports: {display_path(out / 'students')}")
     return grades
 
@@ -159,7 +160,7 @@ def finished(out: Path, student: str) -> Grade | None:
     return grade if grade is not None and grade.is_final else None
 
 
-def _print_summary(grades: dict[str, Grade | None]) -> None:
+def print_summary(grades: dict[str, Grade | None]) -> None:
     table = Table(title="gradebook", title_justify="left")
     for column in ("student", "status", "score"):
         table.add_column(column, justify="right" if column == "score" else "left")
@@ -171,6 +172,10 @@ def _print_summary(grades: dict[str, Grade | None]) -> None:
     console.print(table)
     if covered := coverage.class_line([grade for grade in grades.values() if grade]):
         console.print(covered)
+    # A machine without libclang, say: the TA must hear it once, not read it in each student's report.
+    if whole := sorted(name for name, grade in grades.items() if grade and isolation.WHOLE_SUBMISSION_NOTE in grade.message):
+        console.print(f"[bold yellow]graded on the whole submission ({len(whole)})[/bold yellow]: a mistake in one function "
+                      f"may have cost other tasks too; each grade's message says why: {', '.join(whole)}")
     problems = {name: grade for name, grade in grades.items() if grade is None or not grade.is_final}
     if problems:
         console.print(f"[bold red]not graded ({len(problems)})[/bold red]: run the same command again to retry them")

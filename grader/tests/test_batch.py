@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, write_files
-from kernellab.batch import find_submissions
+from kernellab.batch import find_submissions, print_summary
 from kernellab.errors import InputError
+from kernellab.grading.isolation import WHOLE_SUBMISSION_NOTE
+from kernellab.grading.model import Grade
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
+from kernellab.verdict import Status
 
 # Runs `kernellab` with grade_submission replaced by a stand-in that takes a little time and
 # gives each student a score that depends only on the name.
@@ -76,3 +79,15 @@ def test_a_batch_killed_twenty_times_ends_with_the_gradebook_of_an_uninterrupted
     assert (out / "grades.csv").read_text() == expected
     rows = list(csv.DictReader((out / "grades.csv").open()))
     assert len(rows) == 40 == len({row["student"] for row in rows})
+
+
+def test_the_gradebook_names_the_grades_that_were_not_isolated_once_for_the_whole_class(capsys):
+    # A grading machine without libclang grades every task on the whole submission: each grade's
+    # message says so, and the batch's summary tells the TA which grades, in one line.
+    def graded(student: str, message: str) -> Grade:
+        return Grade(student=student, assignment="x", backend="cpu", status=Status.GRADED, message=message)
+
+    whole = f"{WHOLE_SUBMISSION_NOTE}, not on its own functions (libclang is missing)"
+    print_summary({"ann": graded("ann", whole), "bob": graded("bob", ""), "cy": graded("cy", whole)})
+    out = " ".join(capsys.readouterr().out.split())
+    assert "graded on the whole submission (2)" in out and out.endswith("each grade's message says why: ann, cy")

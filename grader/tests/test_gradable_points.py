@@ -10,7 +10,7 @@ from pathlib import Path
 
 from helpers import REAL_ROOT
 from kernellab import coverage, reports
-from kernellab.batch import _print_summary
+from kernellab.batch import print_summary
 from kernellab.console import print_grade
 from kernellab.deadline import Deadline
 from kernellab.grading.model import Grade, GroupResult
@@ -97,7 +97,7 @@ def test_tests_left_to_a_gpu_are_counted_with_their_task_s_speed_points(tmp_path
     grades = {"ana": grade, "bo": pbb_grade(tmp_path, "cpu", "bo")}
     class_line = coverage.class_line(list(grades.values()))
     assert class_line.endswith("1 of 2 grades also left tests of scan-warp to a GPU (their feedback says why).")
-    _print_summary(grades)
+    print_summary(grades)
     assert class_line in " ".join(capsys.readouterr().out.split())
 
 

@@ -15,6 +15,8 @@ from kernellab.manifest import Assignment
 from kernellab.verdict import Verdict
 
 ISOLATED_FOLDER = "isolated"
+# How a grade whose tasks could not be isolated says so (a batch counts them for the TA).
+WHOLE_SUBMISSION_NOTE = "note: every task was graded on your whole submission"
 # Where the tasks whose isolated build failed are built from the whole submission.
 WHOLE_BUILD_FOLDER = "build-whole"
 
@@ -26,7 +28,7 @@ def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> tuple[di
     try:
         return isolate.isolated_solutions(assignment, solution, assignment.reference_dir, job / ISOLATED_FOLDER), ""
     except IsolationError as error:
-        return {}, (f"note: every task was graded on your whole submission, not on its own functions ({error.message}): "
+        return {}, (f"{WHOLE_SUBMISSION_NOTE}, not on its own functions ({error.message}): "
                     "a mistake in one function may cost the tasks that call it too")
 
 
