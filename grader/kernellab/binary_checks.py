@@ -32,7 +32,9 @@ DENIED_DEFINITIONS = frozenset({
 
 # The copies the harness counts: each `__wrap_<copy>` of kernellab_host_traffic's source, which
 # the GPU test executables are linked with (`--wrap`); the CPU backend's runtime counts its own.
-HOST_TRAFFIC_SOURCE = Path(__file__).resolve().parents[1] / "harness" / "src" / "host_traffic_cuda.cpp"
+# Under the project root that the builds were configured from (not this package's folder: an
+# installed kernellab grades a project it does not live in, as Gradescope's image does).
+HOST_TRAFFIC_SOURCE = Path("grader/harness/src/host_traffic_cuda.cpp")
 # Copies that write device memory only: nothing to count. Every other cudaMemcpy* the harness
 # does not wrap (from arrays, batches, the per-thread-stream variants) is a finding.
 COPIES_TO_DEVICE = frozenset({"cudaMemcpyToSymbol", "cudaMemcpyToSymbolAsync", "cudaMemcpyPeer", "cudaMemcpyPeerAsync"})
@@ -59,10 +61,10 @@ def library_pattern(forbidden: tuple[str, ...]) -> re.Pattern:
 
 
 def symbols_in_binaries(
-    build_dir: Path, assignment_id: str, targets: list[str], forbidden: tuple[str, ...], baseline: Path
+    build_dir: Path, assignment_id: str, targets: list[str], forbidden: tuple[str, ...], baseline: Path, root: Path
 ) -> dict[str, tuple[str, ...]]:
-    """Per built program, its findings: forbidden libraries it includes or links, clocks it defines.
-    `baseline` is the reference's build folder."""
+    """Per built program, its findings: forbidden libraries it includes or links, clocks it defines,
+    calls around the counted copies. `baseline` is the reference's build folder, `root` the project's."""
     pattern = library_pattern(forbidden) if forbidden else None
     headers = _headers_by_target(build_dir)
     reference_headers = _headers_by_target(baseline)
@@ -90,7 +92,7 @@ def symbols_in_binaries(
                      for name in sorted(defined - reference_defined)]
         reference_calls = set().union(*(_called(baseline, assignment_id, other) for other in held_against))
         findings += [f"the {target} build calls {name}: {why}"
-                     for name, why in uncounted_routes(_called(build_dir, assignment_id, target) - reference_calls)]
+                     for name, why in uncounted_routes(_called(build_dir, assignment_id, target) - reference_calls, root)]
         if findings:
             found[target] = tuple(findings)
     return found
@@ -106,9 +108,10 @@ def _symbols(program: Path, pattern: re.Pattern | None) -> tuple[set[str], set[s
     return names, DENIED_DEFINITIONS & defined
 
 
-def uncounted_routes(called: set[str]) -> list[tuple[str, str]]:
-    """The functions of `called` that go around the count of device-to-host copies, each with why."""
-    counted = set(re.findall(r"__wrap_(\w+)\(", HOST_TRAFFIC_SOURCE.read_text()))
+def uncounted_routes(called: set[str], root: Path) -> list[tuple[str, str]]:
+    """The functions of `called` that go around the count of device-to-host copies, each with why;
+    the counted ones are those the harness of the project at `root` wraps."""
+    counted = set(re.findall(r"__wrap_(\w+)\(", (root / HOST_TRAFFIC_SOURCE).read_text()))
     found = []
     for name in sorted(called):
         route = next((why for pattern, why in UNCOUNTED_ROUTES if pattern.fullmatch(name)), None)

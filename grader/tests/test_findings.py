@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import write_files
+from helpers import REAL_ROOT, write_files
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.grading.findings import solution_files_by_target
 
@@ -51,5 +51,6 @@ def test_symbols_count_only_beyond_the_references_build(tmp_path: Path):
         runtime + '#include <ctime>\nextern "C" int clock_gettime(clockid_t, timespec* t) { t->tv_sec = 0; return 0; }\n'
         "int main() { return runtime() != 0; }\n",
     )
-    found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], ("dlopen", "cublas"), baseline=tmp_path / "reference")
+    found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], ("dlopen", "cublas"),
+                                baseline=tmp_path / "reference", root=REAL_ROOT)
     assert found == {"map": ("the map build defines clock_gettime itself, which would replace the clock the grader times with",)}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import write_files
+from helpers import REAL_ROOT, write_files
 from kernellab import static_checks
 from kernellab.binary_checks import symbols_in_binaries, uncounted_routes
 
@@ -58,10 +58,10 @@ def test_cub_in_the_students_speed_program_is_found_though_the_references_has_it
     with_cub = '#include <cub/cub.cuh>\nint main() { return cubAnswer() == 42 ? 0 : 1; }\n'
     reference = build(tmp_path / "reference", with_cub)
     student = build(tmp_path / "student", with_cub)
-    found = symbols_in_binaries(student, "demo", ["map", "speed"], ("cub",), baseline=reference)
+    found = symbols_in_binaries(student, "demo", ["map", "speed"], ("cub",), baseline=reference, root=REAL_ROOT)
     assert found == {"speed": ("the speed build includes cub (cub/cub.cuh), which this assignment forbids",)}
     clean = build(tmp_path / "clean", "int main() { return 0; }\n")
-    assert symbols_in_binaries(clean, "demo", ["map", "speed"], ("cub",), baseline=reference) == {}
+    assert symbols_in_binaries(clean, "demo", ["map", "speed"], ("cub",), baseline=reference, root=REAL_ROOT) == {}
 
 
 def test_calls_around_the_counted_copies_are_found_beyond_the_references(tmp_path):
@@ -73,7 +73,7 @@ def test_calls_around_the_counted_copies_are_found_beyond_the_references(tmp_pat
                       looks_up + main.format('dlsym(nullptr, "x") != nullptr'))
     student = build(tmp_path / "student", "int main() { return 0; }\n", looks_up + maps_host_memory
                     + main.format('dlsym(nullptr, "x") != nullptr || cudaHostAlloc(nullptr, 4, 0) == 0'))
-    found = symbols_in_binaries(student, "demo", ["map", "speed"], (), baseline=reference)
+    found = symbols_in_binaries(student, "demo", ["map", "speed"], (), baseline=reference, root=REAL_ROOT)
     assert found == {"map": ("the map build calls cudaHostAlloc: host memory a kernel can write, which moves "
                              "results to the host without a copy",)}
 
@@ -84,4 +84,4 @@ def test_the_copies_the_harness_counts_and_those_to_the_device_are_no_finding():
     around = {"cuMemcpyDtoH_v2", "cuGetProcAddress_v2", "dlsym", "dl_iterate_phdr", "cudaGetDriverEntryPoint",
               "cudaMallocManaged", "cudaHostRegister", "cudaMemPoolCreate", "cudaMallocArray", "cudaMemcpy2DFromArray",
               "cudaMemcpyBatchAsync", "cudaMemcpy_ptds", "cudaMemcpy3DPeer", "cudaGraphLaunch", "__real_cudaMemcpy"}
-    assert {name for name, _ in uncounted_routes(counted_or_harmless | around)} == around
+    assert {name for name, _ in uncounted_routes(counted_or_harmless | around, REAL_ROOT)} == around

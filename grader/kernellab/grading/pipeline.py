@@ -116,7 +116,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
     symbol_findings = symbols_in_binaries(
         build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
-        baseline=grading.reference_build,
+        baseline=grading.reference_build, root=assignment.root,
     )
     static_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
     # The properties' records are read each time: a group confirmed alone records them again.
