@@ -120,7 +120,10 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     )
     static_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
     # The properties' records are read each time: a group confirmed alone records them again.
-    task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, static_findings))
+    def task_findings_now() -> dict[str, tuple[str, ...]]:
+        return race_findings(assignment, races, add_unmet_requirements(assignment, runs, static_findings))
+
+    task_findings = task_findings_now()
     found = findings.all_findings(source_findings, symbol_findings)
     grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
     progress.reached("tests", grades, found)
@@ -128,7 +131,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     if confirming and progress.may_run(confirming):
         with timed(stages, "confirmed alone"):
             results |= groups.confirm_alone(grading, job, results, not_applicable)
-        task_findings = race_findings(assignment, races, add_unmet_requirements(assignment, runs, static_findings))
+        task_findings = task_findings_now()
         grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
         progress.reached("confirming failures alone", grades, found)
     speed_plan = plan_speed(grading, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
