@@ -21,76 +21,15 @@ functions after them (reported as not found). So the pipeline judges a task by i
 where that builds, else by the whole submission. An isolated build's compiler messages may quote
 the reference's code: they must not reach the student.
 """
-import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from kernellab.errors import InputError
+from kernellab.isolate_parse import Definition, IsolationError, Parsed, parse_folders
 from kernellab.manifest import Assignment, Task
 from kernellab.markers import SOURCE_SUFFIXES, strip_source
 from kernellab.text import read_text
-
-# A parse takes well under a second; a student's `#include "/dev/zero"` would take forever.
-PARSE_TIMEOUT_S = 120
-
-# CUDA's keywords are macros of the CUDA headers, which the parse does without (`-nocudainc`).
-_PRELUDE = """\
-#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-#define __host__ __attribute__((host))
-#define __shared__ __attribute__((shared))
-#define __constant__ __attribute__((constant))
-#define __managed__ __attribute__((managed))
-#define __forceinline__ __inline__ __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
-#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
-#define __restrict__ __restrict
-typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;
-typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
-typedef unsigned long uint64_t; typedef unsigned long size_t; typedef unsigned long uintptr_t;
-"""
-_CLANG_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17", "-nostdinc",
-               "-nostdinc++", "-ferror-limit=0", "-Wno-unknown-cuda-version"]
-_KINDS = {
-    "FUNCTION_DECL": "function", "FUNCTION_TEMPLATE": "function", "VAR_DECL": "variable", "MACRO_DEFINITION": "macro",
-    "CLASS_DECL": "type", "STRUCT_DECL": "type", "UNION_DECL": "type", "ENUM_DECL": "type", "CLASS_TEMPLATE": "type",
-    "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION": "type", "TYPEDEF_DECL": "type", "TYPE_ALIAS_DECL": "type",
-    "TYPE_ALIAS_TEMPLATE_DECL": "type",
-}
-
-
-class IsolationError(InputError):
-    """No isolated folders: a task owns a function the reference lacks, or the parse failed.
-    The pipeline then judges every task on the whole submission, as without isolation."""
-
-
-@dataclass(frozen=True)
-class Definition:
-    """One top-level declaration of a translation unit, as libclang found it."""
-
-    name: str
-    kind: str  # "function", "type", "variable" or "macro"
-    is_definition: bool
-    # The file in the solution folder, "" for one the build takes from elsewhere (the skeleton's
-    # copy of an optional file); byte offsets of its text there and the lines where it starts and ends.
-    file: str
-    start: int
-    end: int
-    start_line: int
-    end_line: int
-    # The identifiers its text uses.
-    uses: frozenset[str]
-
-
-@dataclass(frozen=True)
-class Parsed:
-    definitions: tuple[Definition, ...]  # in the order the translation unit has them
-    system_includes: tuple[str, ...]  # the `#include <...>` of the folder's files
 
 
 @dataclass(frozen=True)
@@ -110,14 +49,15 @@ class Isolation:
 def isolated_solutions(
     assignment: Assignment, solution_dir: Path, reference_dir: Path, out_dir: Path
 ) -> dict[str, Isolation]:
-    """One folder per task with `functions` under `out_dir/<tests>`, by the task's `tests` name;
-    `solution_dir` holds the student's files after intake (the manifest's names or aliases)."""
-    tasks = [task for task in assignment.tested_tasks if task.functions]
-    if not tasks:
+    """One folder per tested task under `out_dir/<tests>`, by the task's `tests` name; `solution_dir`
+    holds the student's files after intake (the manifest's names or aliases). A task that owns no
+    functions tests given code: its folder takes every task's functions from the reference."""
+    tasks = assignment.tested_tasks
+    if not any(task.functions for task in tasks):
         return {}
     with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
         fallback = _fallback_folder(assignment, solution_dir, Path(scratch) / "fallback")
-        student, reference = _parse_folders([(solution_dir, _entry_name(assignment, solution_dir), fallback),
+        student, reference = parse_folders([(solution_dir, _entry_name(assignment, solution_dir), fallback),
                                              (reference_dir, assignment.files.entry, None)], Path(scratch))
     texts = {path.name: path.read_bytes() for path in sorted(solution_dir.iterdir()) if path.is_file()}
     reference_texts = {path.name: path.read_bytes() for path in sorted(reference_dir.iterdir()) if path.is_file()}
@@ -141,9 +81,14 @@ def cmake_overrides(isolations: dict[str, Isolation]) -> list[str]:
 
 def feedback_lines(isolation: Isolation) -> list[str]:
     """What the student reads about how this task was built."""
-    lines = [f"Task {isolation.task} is judged on your {', '.join(isolation.own)} alone: in the build of its tests, "
-             f"other tasks' functions ({', '.join(isolation.from_reference)}) are the reference's, "
-             "so a mistake in one of those costs only its own task."]
+    if isolation.own:
+        lines = [f"Task {isolation.task} is judged on your {', '.join(isolation.own)} alone: in the build of its tests, "
+                 f"other tasks' functions ({', '.join(isolation.from_reference)}) are the reference's, "
+                 "so a mistake in one of those costs only its own task."]
+    else:
+        lines = [f"Task {isolation.task} tests the code you were given: in the build of its tests, the tasks' "
+                 f"functions ({', '.join(isolation.from_reference)}) are the reference's, so a mistake in one of "
+                 "those costs only its own task."]
     if isolation.added:
         lines.append(f"Not found in your code (renamed or missing?): {', '.join(isolation.added)}; "
                      f"task {isolation.task} used the reference's.")
@@ -156,7 +101,7 @@ def function_definitions(folder: Path, entry: str) -> dict[str, list[bytes]]:
     """The text of every function definition in the files of `folder`, by name, as the
     translation unit of its file `entry` has them."""
     with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
-        (parsed,) = _parse_folders([(folder, entry, None)], Path(scratch))
+        (parsed,) = parse_folders([(folder, entry, None)], Path(scratch))
     found: dict[str, list[bytes]] = {}
     for d in parsed.definitions:
         if d.kind == "function" and d.is_definition:
@@ -169,7 +114,7 @@ def check_functions(assignment: Assignment) -> list[str]:
     every region in a source of the reference must lie in a function its task lists."""
     reference_dir = assignment.reference_dir
     with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
-        (parsed,) = _parse_folders([(reference_dir, assignment.files.entry, None)], Path(scratch))
+        (parsed,) = parse_folders([(reference_dir, assignment.files.entry, None)], Path(scratch))
     owner = {name: task.id for task in assignment.tasks for name in task.functions}
     marked: set[tuple[str, str]] = set()
     problems = []
@@ -209,107 +154,6 @@ def _fallback_folder(assignment: Assignment, solution_dir: Path, folder: Path) -
         for alias in names[1:]:
             (folder / alias).write_text(f'#include "{canonical}"\n')
     return folder
-
-
-def _parse_folders(folders: list[tuple[Path, str, Path | None]], scratch: Path) -> list[Parsed]:
-    """Each folder's translation unit, parsed in a child process: libclang reads what the
-    student's includes name and may crash on hostile input; neither may take the grader down."""
-    request = json.dumps({"folders": [[str(f), entry, str(fb) if fb else None] for f, entry, fb in folders],
-                          "scratch": str(scratch)})
-    package_root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    try:
-        completed = subprocess.run([sys.executable, "-c", "import kernellab.isolate as i; i._serve()"], input=request,
-                                   capture_output=True, text=True, timeout=PARSE_TIMEOUT_S, env=env)
-    except subprocess.TimeoutExpired:
-        raise IsolationError(f"parsing the solution took more than {PARSE_TIMEOUT_S} s") from None
-    if completed.returncode != 0:
-        last = (completed.stderr.strip().splitlines() or ["no message"])[-1]
-        raise IsolationError(f"libclang could not parse the solution (exit status {completed.returncode}): {last}")
-    return [Parsed(tuple(Definition(**{**d, "uses": frozenset(d["uses"])}) for d in item["definitions"]),
-                   tuple(item["system_includes"])) for item in json.loads(completed.stdout)]
-
-
-def _serve() -> None:
-    """The child process of _parse_folders: the request on stdin, the parses on stdout."""
-    request = json.load(sys.stdin)
-    try:
-        from clang import cindex  # noqa: F401
-    except ImportError:
-        sys.exit("libclang's Python bindings are not installed where the grader runs (pip install libclang)")
-    scratch = Path(request["scratch"])
-    parsed = [_parse(Path(folder), entry, Path(fallback) if fallback else None, scratch / f"stubs{index}")
-              for index, (folder, entry, fallback) in enumerate(request["folders"])]
-    json.dump([{"definitions": [{**d.__dict__, "uses": sorted(d.uses)} for d in item.definitions],
-                "system_includes": list(item.system_includes)} for item in parsed], sys.stdout)
-
-
-def _parse(folder: Path, entry: str, fallback: Path | None, stubs: Path) -> Parsed:
-    from clang import cindex  # only in the child process
-
-    folder = folder.resolve()
-    stubs.mkdir(parents=True)
-    (stubs / "kernellab_prelude.h").write_text(_PRELUDE)
-    args = [*_CLANG_ARGS, f"-I{folder}", *([f"-I{fallback.resolve()}"] if fallback else []),
-            "-isystem", str(stubs), "-include", str(stubs / "kernellab_prelude.h")]
-    options = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
-    index = cindex.Index.create()
-    unit = index.parse(str(folder / entry), args, options=options)
-    # An include that cannot be found is a fatal error, after which clang reports nothing; each
-    # becomes an empty header, and the second parse reports every error.
-    missing = {_missing_include(cursor) for cursor in unit.cursor.get_children()
-               if cursor.kind == cindex.CursorKind.INCLUSION_DIRECTIVE} - {None}
-    for name in missing:
-        (stubs / name).parent.mkdir(parents=True, exist_ok=True)
-        (stubs / name).touch()
-    if missing:
-        unit = index.parse(str(folder / entry), args, options=options)
-    definitions, system_includes = [], []
-    contents: dict[str, bytes] = {}
-    for cursor in _top_level(unit.cursor, cindex):
-        start, end = cursor.extent.start, cursor.extent.end
-        if start.file is None or end.file is None or start.file.name != end.file.name:
-            continue
-        path = Path(start.file.name).resolve()
-        if path.parent == folder:
-            file = path.name
-        elif fallback is not None and path.parent == fallback.resolve():
-            file = ""
-        else:
-            continue
-        if cursor.kind == cindex.CursorKind.INCLUSION_DIRECTIVE:
-            text = contents.setdefault(str(path), path.read_bytes())[start.offset:end.offset]
-            if b"<" in text:
-                system_includes.append(cursor.spelling)
-            continue
-        kind = _KINDS.get(cursor.kind.name)
-        if kind is None or not cursor.spelling:
-            continue
-        uses = frozenset(token.spelling for token in unit.get_tokens(extent=cursor.extent)
-                         if token.kind == cindex.TokenKind.IDENTIFIER)
-        definitions.append(Definition(cursor.spelling, kind, kind == "macro" or cursor.is_definition(), file,
-                                      start.offset, end.offset, start.line, end.line, uses - {cursor.spelling}))
-    return Parsed(tuple(definitions), tuple(dict.fromkeys(system_includes)))
-
-
-def _top_level(cursor, cindex):
-    for child in cursor.get_children():
-        if child.kind in (cindex.CursorKind.NAMESPACE, cindex.CursorKind.LINKAGE_SPEC):
-            yield from _top_level(child, cindex)
-        else:
-            yield child
-
-
-def _missing_include(cursor) -> str | None:
-    """The name of an include that no file answers, as a path below the stubs folder; None for one
-    that a file answers, or that would leave the stubs folder."""
-    try:
-        if cursor.get_included_file() is not None:
-            return None
-    except AssertionError:  # the bindings' way of saying that no file was found
-        pass
-    name = PurePosixPath(cursor.spelling)
-    return None if name.is_absolute() or ".." in name.parts or not name.parts else str(name)
 
 
 def _splice(task: Task, others: list[str], student: Parsed, reference: Parsed, texts: dict[str, bytes],

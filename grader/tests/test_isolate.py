@@ -242,6 +242,54 @@ def test_a_tasks_folder_holds_its_own_function_and_the_references_functions_of_t
         ("scanIncBlock",), ("scanIncWarp", "scanInc"), (), ())
 
 
+def test_a_task_of_given_code_is_built_with_every_tasks_function_from_the_reference(tmp_path):
+    given = '\n[[tasks]]\nid = "given"\ntitle = "Given code"\npoints = 0\ntests = "given"\nskeleton_fails = false\n'
+    solution, out = _fixture(tmp_path, manifest=MANIFEST + given)
+    isolation = _isolate(tmp_path, solution, out)["given"]
+    found = isolate.function_definitions(isolation.folder, "host.cu.h")
+    reference = isolate.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
+    student = isolate.function_definitions(solution, "host.cu.h")
+    for name in ("scanIncWarp", "scanIncBlock", "scanInc"):
+        assert found[name] == reference[name], name
+    assert found["scanKernel"] == student["scanKernel"], "the given code is the student's"
+    assert (isolation.own, isolation.from_reference) == ((), ("scanIncWarp", "scanIncBlock", "scanInc"))
+    assert isolate.feedback_lines(isolation)[0].startswith("Task given tests the code you were given: ")
+
+
+def test_a_reference_type_that_a_spliced_function_needs_comes_with_its_semicolon(tmp_path):
+    solution, out = _fixture(tmp_path)
+    reference = tmp_path / "reference" / "x" / "kernels.cu.h"
+    reference.write_text(REFERENCE_KERNELS.replace("__device__ inline uint32_t laneOf",
+                                                   "typedef unsigned int lane_t ;\n__device__ inline lane_t laneOf"))
+    block = _isolate(tmp_path, solution, out)["block"]
+    assert block.helpers == ("lane_t", "laneOf", "blocksFor")
+    assert "typedef unsigned int lane_t ;\n" in (block.folder / "kernels.cuh").read_text()
+
+
+def test_a_task_whose_isolated_build_failed_is_graded_on_the_whole_submission_and_says_so(tmp_path):
+    solution, out = _fixture(tmp_path)
+    assignment = load_assignment(tmp_path, "x")
+    isolations = _isolate(tmp_path, solution, out)
+    job = tmp_path / "job"
+
+    def build_whole(whole_dir, targets):
+        for tests in targets:
+            program = executable(whole_dir, "x", tests)
+            program.parent.mkdir(parents=True, exist_ok=True)
+            program.write_text("the whole submission's")
+        return {tests: None for tests in targets}
+
+    built, standing = isolation.whole_where_isolated_failed(
+        {"warp": None, "block": "kernels.cuh(9): error: ...", "multi": None}, isolations, build_whole, job, "x")
+    assert built == {"warp": None, "block": None, "multi": None}
+    assert sorted(standing) == ["multi", "warp"], "the race check and the feedback no longer take block as isolated"
+    assert executable(job / "build", "x", "block").read_text() == "the whole submission's"
+    tasks, note = isolation.whole_build_note(assignment, isolations, standing)
+    assert tasks == ("block",)
+    assert note.startswith("note: block graded on your whole submission, not on its own functions: the reference's")
+    assert isolation.whole_build_note(assignment, isolations, isolations) == ((), "")
+
+
 def test_the_warp_tasks_folder_keeps_the_students_lockstep_scan(tmp_path):
     solution, out = _fixture(tmp_path)
     warp = _isolate(tmp_path, solution, out)["warp"]

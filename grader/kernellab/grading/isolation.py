@@ -50,15 +50,17 @@ def folders(isolations: dict[str, Isolation]) -> tuple[Path, ...]:
     return tuple(isolation.folder for isolation in isolations.values())
 
 
-def whole_where_isolated_failed(built: Built, isolations: dict[str, Isolation], build_whole, job: Path, assignment_id: str) -> Built:
+def whole_where_isolated_failed(built: Built, isolations: dict[str, Isolation], build_whole, job: Path,
+                                assignment_id: str) -> tuple[Built, dict[str, Isolation]]:
     """The tasks whose isolated build failed, built from the whole submission instead: the
     reference's functions cannot always compile against a student's own types (the course's
     Mssp takes volatile references). Their executables take the isolated ones' place; their
     errors, if the whole submission fails too, are the whole submission's, never the isolated
-    build's, which could quote the reference."""
+    build's, which could quote the reference. Also the isolations that stand: the later stages
+    (the race check, the feedback) treat the others' tasks as whole-submission ones."""
     failed = [tests for tests in isolations if built.get(tests) is not None]
     if not failed:
-        return built
+        return built, isolations
     whole_dir = job / WHOLE_BUILD_FOLDER
     whole = build_whole(whole_dir, failed)
     for tests in failed:
@@ -66,7 +68,19 @@ def whole_where_isolated_failed(built: Built, isolations: dict[str, Isolation], 
             target = executable(job / "build", assignment_id, tests)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(executable(whole_dir, assignment_id, tests), target)
-    return {**built, **whole}
+    return {**built, **whole}, {tests: isolation for tests, isolation in isolations.items() if tests not in failed}
+
+
+def whole_build_note(assignment: Assignment, isolated: dict[str, Isolation], standing: dict[str, Isolation]) -> tuple[tuple[str, ...], str]:
+    """The tasks whose isolated build failed (graded on the whole submission instead), and what
+    their feedback says; no tasks and "" when every isolated build stood."""
+    fell_back = set(isolated) - set(standing)
+    tasks = tuple(task.id for task in assignment.tested_tasks if task.tests in fell_back)
+    if not tasks:
+        return (), ""
+    return tasks, (f"note: {', '.join(tasks)} graded on your whole submission, not on its own functions: the "
+                   "reference's versions of the other tasks' functions did not compile against your code, so a "
+                   "mistake in one function may cost the tasks that call it too")
 
 
 def noted(results: dict[tuple[str, str], GroupResult], isolations: dict[str, Isolation]) -> dict[tuple[str, str], GroupResult]:

@@ -90,13 +90,17 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     with timed(stages, "isolation"):
         isolations, whole_submission_note = isolation.isolate_tasks(assignment, solution, job)
     if whole_submission_note:
-        progress.note(tuple(task.id for task in assignment.tested_tasks if task.functions), whole_submission_note)
+        progress.note(tuple(task.id for task in assignment.tested_tasks), whole_submission_note)
     with reference_beside(grading):
         with timed(stages, "build"):
             built = build_solution(grading, solution, build_dir, isolations)
-            built = isolation.whole_where_isolated_failed(
+            built, standing = isolation.whole_where_isolated_failed(
                 built, isolations, lambda whole_dir, targets: build_solution(grading, solution, whole_dir, {}, targets),
                 job, assignment.id)
+            fell_back, whole_build_note = isolation.whole_build_note(assignment, isolations, standing)
+            if whole_build_note:
+                progress.note(fell_back, whole_build_note)
+            isolations = standing
             not_applicable = unmet_conditions(assignment, solution, build_dir, grading.sandbox,
                                               readable=reference.prebuilt_mains(grading))
         tests_built = {tests: errors for tests, errors in built.items() if not is_speed_target(tests)}
