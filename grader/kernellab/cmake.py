@@ -117,11 +117,12 @@ def run_logged(command: list[str], log: Path, timeout_s: float | None = None) ->
 def first_error_lines(output: str, limit: int = 8) -> list[str]:
     """The error lines of a build or configure log from the first one on, each with the indented
     lines after it, which carry its source line and caret or its explanation; the log's last
-    lines when no line says `error`. The build tool's other lines are left out, and so is nvcc's
-    closing count, which names the file compiled: the same error reads the same from any target.
+    lines when no line says `error` but nvcc's closing count. The build tool's other lines are left
+    out, and so is that count, which names the file compiled: the same error reads the same from
+    any target.
     """
     lines = [line.rstrip() for line in output.splitlines() if line.strip()]
-    if not any(_ERROR_LINE.search(line) for line in lines):
+    if not any(_ERROR_LINE.search(line) and not _COMPILATION_SUMMARY.match(line) for line in lines):
         return lines[-limit:]
     shown: list[str] = []
     in_error = False

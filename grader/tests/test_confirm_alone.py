@@ -49,6 +49,7 @@ def stand_in_program(tmp_path: Path, run: GradingRun, first_run: str, later_runs
         behaviours[name] = f'cp {tmp_path}/{name}.rec "$KERNELLAB_RECORD"; exit {int(name == "wrong")}'
     behaviours["out of GPU memory"] = "echo 'cudaMalloc(&data_, bytes()) failed: cudaErrorMemoryAllocation (out of memory)'; exit 1"
     behaviours["crashes"] = "kill -SEGV $$"
+    behaviours["exits"] = "echo 'Broken Assumption: number of blocks 1366 exceeds maximal block size: 1024. Exiting!'; exit 1"
     program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
     program.parent.mkdir(parents=True)
     program.write_text(
@@ -88,6 +89,14 @@ def test_a_run_out_of_gpu_memory_alone_too_fails(tmp_path):
 def test_a_crash_is_the_runs_own_and_final_without_a_second_run(tmp_path):
     first, confirmed, runs = graded(tmp_path, "crashes", "right")
     assert first.verdict.startswith("crashed") and first.conclusive
+    assert (confirmed, runs) == ({}, 1)
+
+
+def test_a_run_that_exits_before_its_end_shows_its_last_output(tmp_path):
+    first, confirmed, runs = graded(tmp_path, "exits", "right")
+    assert first.verdict == Verdict.FAILED and first.conclusive
+    assert "no result" in first.detail
+    assert "last output:\n  Broken Assumption: number of blocks 1366 exceeds maximal block size: 1024. Exiting!" in first.detail
     assert (confirmed, runs) == ({}, 1)
 
 

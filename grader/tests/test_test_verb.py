@@ -251,6 +251,11 @@ def test_a_compile_error_is_shown_with_its_source_line_and_without_the_build_too
     assert cmake.first_error_lines(ninja_log("copy")) == cmake.first_error_lines(ninja_log("scan_warp"))
 
 
+def test_a_log_whose_only_error_word_is_nvccs_closing_count_shows_its_last_lines():
+    log = 'FAILED: x.o\nx.cu(3): catastrophic failure: cannot open source file "y.h"\n1 error detected in the compilation of "x.cu".\n'
+    assert cmake.first_error_lines(log) == log.strip().splitlines()
+
+
 def test_several_compile_errors_are_shown_up_to_the_limit():
     log = 'e.cu(2): error: identifier "fo" is undefined\n  return fo;\n         ^\n\n'
     log += 'e.cu(5): error: identifier "bar" is undefined\n      p[0] = bar(1);\n             ^\n\n'

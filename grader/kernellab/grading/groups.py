@@ -63,7 +63,7 @@ def run_group(grading: GradingRun, job: Path, tests: str, group: str, not_applic
     with grading.run_slots:
         limit_s = grading.run_timeout_s
         outcome = runner.run_program(
-            [str(program), "--order", "decl"],
+            grading.group_command(program, tests, group),
             cwd=records.parent,
             timeout_s=limit_s,
             environment={**grading.group_environment(group), "KERNELLAB_RECORD": str(records)},
@@ -95,7 +95,8 @@ def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
     end = outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous)
-    if not_applicable and end.exit_code == 1 and produced.records and produced.records[-1].role == "end":
+    reached_end = bool(produced.records) and produced.records[-1].role == "end"
+    if not_applicable and end.exit_code == 1 and reached_end:
         # A case the submission's code does not promise may fail in the run (the course's host
         # wrappers cannot launch it); its records are left out, and a run that reached its end
         # says no more by its exit status than by its records.
@@ -108,7 +109,7 @@ def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
     elif verdict == Verdict.NEEDS_GPU:
         detail = "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
     else:
-        detail = _failure_detail(grading, ran, failed, produced.problem, len(checks))
+        detail = _failure_detail(grading, ran, failed, produced.problem, len(checks), reached_end)
     detail = "\n".join(filter(None, (detail, *not_applicable)))
     # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
     # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
@@ -154,7 +155,8 @@ def confirming_cost(grading: GradingRun, results: dict[GroupKey, GroupResult]) -
                      tuple(task.id for task in grading.assignment.tested_tasks if any(task.tests == tests for tests, _ in keys)))
 
 
-def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int) -> str:
+def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int,
+                    reached_end: bool) -> str:
     outcome = ran.outcome
     lines = []
     if outcome.limit_hit:
@@ -173,8 +175,10 @@ def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseRes
         lines.append(f"the run reported: {reported}")
     if not failed and outcome.exit_code not in (0, None) and not outcome.signal_name:
         lines.append(f"the test executable exited with status {outcome.exit_code} after its {checks} checks")
+    # A run that ended before the harness's last record (a crash, the time limit, an exit() in the
+    # submission's code) says why in its last lines: "Broken Assumption: ... Exiting!".
     tail = [line for line in outcome.output.splitlines() if line.strip()][-OUTPUT_TAIL_LINES:]
-    if tail and (outcome.signal_name or outcome.timed_out or not failed):
+    if tail and (not reached_end or not failed):
         lines += ["last output:", *(f"  {line}" for line in tail)]
     return "\n".join(lines)
 
