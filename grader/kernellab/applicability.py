@@ -69,7 +69,6 @@ def _host_block(block: int) -> Condition:
             ("reduce_block", r"mapReduce .* - Mssp"),  # a non-commutative operator: the chunked redAssocKernel
             ("scan_multi", r"scanInc .*"),
             ("sgm_scan", r"sgmScanInc scans .*"),
-            ("large", r"(mapReduce and scanInc handle|sgmScanInc handles) .*"),
         ),
         case=rf"(^|, )block := {block}(,|$)",
         reason=(

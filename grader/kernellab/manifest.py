@@ -24,6 +24,10 @@ class Grading:
     # Hidden cases run the public tests again with a secret seed and, in place of the sizes the
     # handout shows, one size drawn from each of these inclusive ranges on every grading run.
     hidden_size_ranges: tuple[tuple[int, int], ...] = ((2, 30), (34, 1022), (1026, 65534), (65538, 2_000_000))
+    # On a GPU, the hidden cases also run each test's [large] cases, at one size drawn from this
+    # inclusive range on every grading run (a course's own sizes, past what the ranges above
+    # reach, are too slow for the CPU backend); none: no [large] cases are graded.
+    large_size_range: tuple[int, int] | None = None
     # The share of a task's points that its public cases give; the hidden cases give the rest.
     public_share: float = 0.5
     # Seconds one run of a test executable may take on a GPU.
@@ -120,6 +124,11 @@ class Assignment:
         return tuple(task for task in self.tasks if task.tests is not None)
 
     @property
+    def large_tests(self) -> frozenset[str]:
+        """The test executables that hold hidden [large] cases (tasks with large_cases = true)."""
+        return frozenset(task.tests for task in self.tested_tasks if task.large_cases)
+
+    @property
     def questions_path(self) -> Path:
         return self.manifest_path.parent / "questions.toml"
 
@@ -165,6 +174,10 @@ def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
         raise field_error("id", f"{table['id']!r} does not match the assignment's directory name {directory_name!r}")
     reference, skeleton = _build(table["build"])
     tasks = parse_tasks(table["tasks"])
+    grading = _grading(table.get("grading", {}))
+    if (grading.large_size_range is None) == any(task.large_cases for task in tasks):
+        raise field_error("grading.large_size_range", "is needed exactly when a task has large_cases = true"
+                          if grading.large_size_range is None else "is set, but no task has large_cases = true")
     return Assignment(
         root=root,
         manifest_path=path,
@@ -175,7 +188,7 @@ def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
         reference=reference,
         skeleton=skeleton,
         tasks=tasks,
-        grading=_grading(table.get("grading", {})),
+        grading=grading,
         speed=_speed_cases(table.get("speed", []), {task.id for task in tasks}),
     )
 
@@ -218,17 +231,12 @@ def _grading(table: dict) -> Grading:
         table,
         "grading",
         {},
-        {"hidden_size_ranges": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
+        {"hidden_size_ranges": list, "large_size_range": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
          "sanitizer_penalty": float, "sanitizer_sizes": list, "sanitizer_block_sizes": list, "hidden_visibility": str},
     )
-    ranges = []
-    for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)):
-        if not (
-            isinstance(pair, (list, tuple)) and len(pair) == 2 and all(type(n) is int for n in pair)
-            and 1 <= pair[0] <= pair[1] < 2**32
-        ):
-            raise field_error(f"grading.hidden_size_ranges[{index}]", f"expected [low, high] with 1 <= low <= high, got {pair!r}")
-        ranges.append((pair[0], pair[1]))
+    ranges = tuple(_size_range(pair, f"grading.hidden_size_ranges[{index}]")
+                   for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)))
+    large = _size_range(table["large_size_range"], "grading.large_size_range") if "large_size_range" in table else None
     share = table.get("public_share", defaults.public_share)
     if not 0 <= share <= 1:
         raise field_error("grading.public_share", f"expected a number from 0 to 1, got {share}")
@@ -246,7 +254,16 @@ def _grading(table: dict) -> Grading:
     visibility = table.get("hidden_visibility", defaults.hidden_visibility)
     if visibility not in VISIBILITIES:
         raise field_error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
-    return Grading(tuple(ranges), share, timeout, cpu_timeout, forbidden, penalty, **sizes, hidden_visibility=visibility)
+    return Grading(ranges, large, share, timeout, cpu_timeout, forbidden, penalty, **sizes, hidden_visibility=visibility)
+
+
+def _size_range(pair: object, field: str) -> tuple[int, int]:
+    if not (
+        isinstance(pair, (list, tuple)) and len(pair) == 2 and all(type(n) is int for n in pair)
+        and 1 <= pair[0] <= pair[1] < 2**32
+    ):
+        raise field_error(field, f"expected [low, high] with 1 <= low <= high < 2^32, got {pair!r}")
+    return pair[0], pair[1]
 
 
 def _positive_ints(values: list | tuple, field: str) -> tuple[int, ...]:

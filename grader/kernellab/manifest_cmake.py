@@ -11,6 +11,7 @@ The file it writes sets, in the scope that includes it:
   manifest_optional_files     the optional files, by their canonical names
   manifest_task_tests         each tested task's `tests` name, in manifest order
   manifest_warn_tests         the `tests` of the tasks with warp_synchronous = "warn"
+  manifest_large_tests        the `tests` of the tasks with large_cases = true
 """
 
 import sys
@@ -43,6 +44,7 @@ def cmake_text(assignment: Assignment) -> str:
     lines.append(_set("manifest_task_tests", [task.tests for task in tested], "tasks.tests"))
     warn = [task.tests for task in tested if task.warp_synchronous == "warn"]
     lines.append(_set("manifest_warn_tests", warn, "tasks.warp_synchronous"))
+    lines.append(_set("manifest_large_tests", [task.tests for task in tested if task.large_cases], "tasks.large_cases"))
     return "\n".join(lines) + "\n"
 
 

@@ -50,6 +50,9 @@ class Task:
     functions: tuple[str, ...] = ()
     # Properties the tests measure: a task whose requirement is not met earns no points.
     requires: tuple[Requirement, ...] = ()
+    # Whether its tests also hold hidden Catch2 cases tagged [.large] (a course's own size): on a
+    # GPU the hidden group runs them at the size drawn from grading.large_size_range.
+    large_cases: bool = False
 
 
 def parse_tasks(tables: list) -> tuple[Task, ...]:
@@ -77,7 +80,8 @@ def _task(table: Any, where: str) -> Task:
         table,
         where,
         {"id": str, "title": str, "points": int, "skeleton_fails": bool},
-        {"tests": str, "answers": str, "warp_synchronous": str, "race_check": str, "functions": list, "requires": list},
+        {"tests": str, "answers": str, "warp_synchronous": str, "race_check": str, "functions": list, "requires": list,
+         "large_cases": bool},
     )
     if ("tests" in table) == ("answers" in table):
         raise field_error(where, "needs exactly one of `tests` (a test executable) and `answers` (an answers file)")
@@ -102,6 +106,8 @@ def _task(table: Any, where: str) -> Task:
     for function in functions:
         if not FUNCTION_NAME.fullmatch(function):
             raise field_error(f"{where}.functions", f"{function!r} is not a C++ function name")
+    if "large_cases" in table and "tests" not in table:
+        raise field_error(f"{where}.large_cases", "only a task checked by `tests` has test cases")
     if "requires" in table and "tests" not in table:
         raise field_error(f"{where}.requires", "only a task with `tests` measures properties")
     requires = _requirements(table.get("requires", []), f"{where}.requires")

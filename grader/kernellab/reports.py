@@ -163,6 +163,7 @@ def gradescope(grade: Grade, hidden_visibility: str = "visible") -> dict:
             "backend": grade.backend,
             "seed": grade.seed,
             "hidden_sizes": list(grade.hidden_sizes),
+            "large_size": grade.large_size,
             "environment": grade.environment,
             "stages": grade.stages,
         },

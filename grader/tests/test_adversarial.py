@@ -43,6 +43,7 @@ from kernellab.markers import strip_tree
 from kernellab.sandbox.bubblewrap import Sandbox, machine_sandbox
 from kernellab.sandbox.step import SandboxUnavailable
 from kernellab.skeleton import replace_tree
+from kernellab.verdict import Verdict
 
 SUITE = Path(__file__).parent / "adversarial"
 ATTACKS = SUITE / "attacks"
@@ -69,7 +70,8 @@ pytestmark = [
 class Attack:
     name: str
     target: str
-    # "zero", "rejected", "as-control", "speed-zero" or "timed-fairly" on this backend.
+    # "zero", "rejected", "as-control", "speed-zero", "timed-fairly" or "hidden-zero" (the public
+    # cases pass, the hidden ones fail) on this backend.
     outcome: str
     message: str
     needs_step_limits: bool
@@ -232,6 +234,9 @@ def graded(tmp_path_factory) -> Graded:
         if chosen and attack.name not in chosen:
             skipped[attack.name] = f"not graded: {ONLY_VARIABLE} names other attacks"
             continue
+        if attack.table.get("only_on", backend) != backend:
+            skipped[attack.name] = f"not run: it attacks what only the {attack.table['only_on']} backend grades"
+            continue
         if attack.needs_step_limits and not limits_whole_steps(sandbox):
             skipped[attack.name] = f"not run: the sandbox here bounds memory and processes per process only ({sandbox.describe()})"
             continue
@@ -296,6 +301,9 @@ def test_the_attack_gets_its_verdict_and_the_rest_is_graded_normally(graded, nam
     elif attack.outcome == "speed-zero":
         assert [group.verdict for group in target.groups] == ["passed"] * len(target.groups), message
         assert target.speed and all(result.points == 0 for result in target.speed), message
+    elif attack.outcome == "hidden-zero":
+        assert [(group.group, group.verdict) for group in target.groups] == [("public", Verdict.PASSED), ("hidden", Verdict.FAILED)], message
+        assert target.points == target.groups[0].points > 0, message
     elif attack.outcome == "timed-fairly":
         for result in target.speed:
             assert not result.problem and FAIR_RATIO[0] <= result.ratio <= FAIR_RATIO[1], f"{name}: {result}"

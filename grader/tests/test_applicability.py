@@ -76,8 +76,8 @@ def test_a_block_size_condition_excludes_that_block_size_of_the_host_wrappers_on
     mssp = Named("mapReduce reduces the whole array into element 0 - Mssp", "n := 1, block := 1024, seed := 7001")
     commutative = Named("mapReduce reduces the whole array into element 0 - Add<int>", "n := 1, block := 1024")
     assert without_not_applicable([mssp, commutative], "reduce_block", (BLOCK_1024,))[0] == (commutative,)
-    large = Named("sgmScanInc handles the course's 100003565 elements", "block := 1024")
-    assert without_not_applicable([large], "large", (BLOCK_1024,))[0] == ()
+    large = Named("scanInc scans the course's array size, past 2^26 elements", "n := 100003565, block := 1024, seed := 42")
+    assert without_not_applicable([large], "scan_multi", (BLOCK_1024,))[0] == ()
 
 
 def test_every_condition_has_a_probe_in_the_pbb_tests():

@@ -82,6 +82,8 @@ VALID = manifest_text()
         ('tests = "beta"', 'tests = "beta"\nwarp_synchronous = "maybe"', "tasks[1].warp_synchronous"),
         ('tests = "beta"', 'tests = "beta"\nrace_check = "deduct"', "tasks[1].race_check: expected one of"),
         ('tests = "beta"', 'tests = "beta"\nrace_check = true', "tasks[1].race_check: expected a str"),
+        ('tests = "beta"', 'tests = "beta"\nlarge_cases = 1', "tasks[1].large_cases: expected true or false"),
+        ('tests = "beta"', 'tests = "beta"\nlarge_cases = true', "grading.large_size_range: is needed exactly when"),
         ("skeleton_fails = true\n", "skeleton_fails = 1\n", "skeleton_fails: expected true or false"),
         ('"kernels.cuh" = "kernels.cu.h"', '"kernels.cuh" = "kernel.cu.h"', "files.aliases.'kernels.cuh'"),
         ('entry = "host.cu.h"', 'entry = "main.cu"', "files.entry: 'main.cu' is not in files.required"),
@@ -100,6 +102,21 @@ def test_manifest_errors_name_the_file_and_the_field(tmp_path: Path, old: str, n
         load_assignment(tmp_path, "x")
     assert message in caught.value.message
     assert caught.value.path == tmp_path / "assignments" / "x" / "assignment.toml"
+
+
+@pytest.mark.parametrize(
+    ("grading", "message"),
+    [
+        ("large_size_range = [67108865, 100003565]", "grading.large_size_range: is set, but no task has large_cases"),
+        ("large_size_range = [5, 3]", "grading.large_size_range: expected [low, high] with 1 <= low <= high"),
+        ("large_size_range = [1, 4294967296]", "grading.large_size_range: expected [low, high]"),
+    ],
+)
+def test_a_large_size_range_needs_large_cases_and_a_valid_range(tmp_path: Path, grading: str, message: str):
+    write_manifest(tmp_path, VALID + f"\n[grading]\n{grading}\n")
+    with pytest.raises(ManifestError) as caught:
+        load_assignment(tmp_path, "x")
+    assert message in caught.value.message
 
 
 def _replace_last(old: str, new: str) -> str:

@@ -14,7 +14,8 @@ from kernellab import reports
 from kernellab.static_checks import forbidden_in_sources
 from kernellab.grading.groups import first_reported_error
 from kernellab.grading.model import Grade, GroupResult
-from kernellab.grading.run import draw_hidden_sizes
+from kernellab.backend import Backend
+from kernellab.grading.run import GradingRun, draw_hidden_sizes, draw_large_size
 from kernellab.grading.scoring import answer_matches, score_answers, score_task
 from kernellab.judge import TestCaseResult
 from kernellab.manifest import Grading, load_assignment
@@ -82,6 +83,24 @@ def test_hidden_sizes_are_drawn_from_the_seed_within_the_ranges():
     assert sizes != draw_hidden_sizes(PBB, 54321)
     for size, (low, high) in zip(sizes, PBB.grading.hidden_size_ranges):
         assert low <= size <= high
+
+
+def test_the_large_cases_run_in_the_hidden_group_on_a_gpu_at_a_size_drawn_from_the_seed(tmp_path):
+    low, high = PBB.grading.large_size_range
+    assert low > 2**26 and high == 100003565
+    size = draw_large_size(PBB, Backend.CUDA, 12345)
+    assert low <= size <= high and size == draw_large_size(PBB, Backend.CUDA, 12345) != draw_large_size(PBB, Backend.CUDA, 54321)
+    assert draw_large_size(PBB, Backend.CPU, 12345) is None
+    assert PBB.large_tests == {"reduce_block", "scan_multi", "sgm_scan"}
+    run = GradingRun(PBB, Backend.CUDA, tmp_path, None, seed=12345)
+    program = Path("pbb_test_scan_multi")
+    assert run.group_command(program, "scan_multi", "hidden") == [str(program), "--order", "decl", "~[.],[large]"]
+    assert run.group_command(program, "scan_multi", "public") == [str(program), "--order", "decl"]
+    assert run.group_command(Path("pbb_test_copy"), "copy", "hidden") == ["pbb_test_copy", "--order", "decl"]
+    assert run.group_environment("hidden")["KERNELLAB_LARGE_SIZE"] == str(size)
+    cpu = GradingRun(PBB, Backend.CPU, tmp_path, None, seed=12345)
+    assert "KERNELLAB_LARGE_SIZE" not in cpu.group_environment("hidden")
+    assert cpu.group_command(program, "scan_multi", "hidden") == [str(program), "--order", "decl"]
 
 
 @pytest.mark.parametrize(

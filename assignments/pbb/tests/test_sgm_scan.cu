@@ -106,3 +106,12 @@ TEMPLATE_TEST_CASE("sgmScanInc scans segmented arrays of any size with any block
                    Add<int>, Add<float>, Max<int>, Mssp) {
     checkEveryCase<TestType, SgmScope::WholeArray>(4, 5000, 11000);
 }
+
+TEST_CASE("sgmScanInc scans the course's array size, past 2^26 elements", "[.large]") {
+    const uint32_t n            = kernellab::largeSize(pbb::kCourseSize);
+    const uint32_t block        = 256;
+    const uint32_t mean_segment = 1000;
+    const uint64_t seed         = 43;
+    KL_CAPTURE(n, block, mean_segment, seed);
+    checkSgmScanInc<Add<int>>(n, block, mean_segment, seed);
+}

@@ -56,6 +56,8 @@ class Grade:
     findings: tuple[str, ...] = ()
     seed: int = 0
     hidden_sizes: tuple[int, ...] = ()
+    # The size of the hidden group's [large] cases (None: none ran).
+    large_size: int | None = None
     environment: dict = field(default_factory=dict)
     seconds: float = 0.0
     # Seconds per stage ("build", "tests", "speed"): where grading time goes.

@@ -40,6 +40,9 @@ from kernellab.verdict import Status
 
 T = TypeVar("T")
 
+LARGE_CASES_NOTE = ("the large cases (the course's own array sizes) run on a GPU only: "
+                    "a GPU grade runs them with the hidden cases")
+
 
 @contextmanager
 def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
@@ -61,7 +64,7 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
     given the grade so far after each stage that earns points."""
     started = time.monotonic()
     base = dict(student=student, assignment=grading.assignment.id, backend=grading.backend, seed=grading.seed,
-                hidden_sizes=grading.hidden_sizes, environment=grading.environment)
+                hidden_sizes=grading.hidden_sizes, large_size=grading.large_size, environment=grading.environment)
     shutil.rmtree(job, ignore_errors=True)
     job.mkdir(parents=True)
     try:
@@ -91,6 +94,8 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         isolations, whole_submission_note = isolation.isolate_tasks(assignment, solution, job)
     if whole_submission_note:
         progress.note(tuple(task.id for task in assignment.tested_tasks), whole_submission_note)
+    if assignment.large_tests and grading.large_size is None:
+        progress.note(tuple(task.id for task in assignment.tested_tasks if task.large_cases), LARGE_CASES_NOTE)
     with reference_beside(grading):
         with timed(stages, "build"):
             built = build_solution(grading, solution, build_dir, isolations)

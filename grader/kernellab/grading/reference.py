@@ -91,7 +91,7 @@ def record_all(grading: GradingRun, build_dir: Path) -> None:
             return None
         with grading.run_slots:
             outcome = runner.run_program(
-                [str(program), "--order", "decl"],
+                grading.group_command(program, tests, group),
                 cwd=records_dir,
                 timeout_s=grading.timeout_s,
                 environment={

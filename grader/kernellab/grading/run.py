@@ -49,6 +49,7 @@ class GradingRun:
         self.work = work
         self.seed = seed if seed is not None else secrets.randbits(62) + 1
         self.hidden_sizes = draw_hidden_sizes(assignment, self.seed)
+        self.large_size = draw_large_size(assignment, self.backend, self.seed)
         self.cmake_args = (*architecture_args(self.backend, cmake_args), *cmake_args, *self.backend.cmake_args)
         self.deadline = deadline or Deadline(None)
         self.gpu_lock = GpuLock()
@@ -63,7 +64,14 @@ class GradingRun:
         """What a test executable reads for one group: the hidden group's seed and sizes."""
         if group == "public":
             return {}
-        return {"KERNELLAB_SEED": str(self.seed), "KERNELLAB_SIZES": ",".join(map(str, self.hidden_sizes))}
+        large = {"KERNELLAB_LARGE_SIZE": str(self.large_size)} if self.large_size else {}
+        return {"KERNELLAB_SEED": str(self.seed), "KERNELLAB_SIZES": ",".join(map(str, self.hidden_sizes)), **large}
+
+    def group_command(self, program: Path, tests: str, group: str) -> list[str]:
+        """How test executable `tests` runs one group: in declaration order (its records' order),
+        and in the hidden group, where a size was drawn for them, its hidden [large] cases too."""
+        large = group == "hidden" and self.large_size is not None and tests in self.assignment.large_tests
+        return [str(program), "--order", "decl", *(["~[.],[large]"] if large else [])]
 
     @property
     def times_speed(self) -> bool:
@@ -101,6 +109,14 @@ def architecture_args(backend: Backend, cmake_args: tuple[str, ...]) -> tuple[st
     if not found or not found[0].get("compute_cap"):
         return ()
     return (f"-DCMAKE_CUDA_ARCHITECTURES={found[0]['compute_cap'].replace('.', '')}",)
+
+
+def draw_large_size(assignment: Assignment, backend: Backend, seed: int) -> int | None:
+    """The size of the [large] cases in this run, drawn from the secret seed; None where none run:
+    the manifest has no range, or the backend is not a GPU (the CPU backend would take hours)."""
+    if assignment.grading.large_size_range is None or not backend.on_gpu:
+        return None
+    return random.Random(f"large {seed}").randint(*assignment.grading.large_size_range)
 
 
 def draw_hidden_sizes(assignment: Assignment, seed: int) -> tuple[int, ...]:

@@ -93,6 +93,16 @@ inline std::vector<uint32_t> hostileSizes() {
 }
 
 /**
+ * The array size of a test's hidden `[large]` cases, which only a GPU runs: `course_size` (a
+ * course's own size, past what the graded sizes reach), or the size the grader draws past 2^26
+ * on each run and gives in KERNELLAB_LARGE_SIZE, so that a solution cannot be fitted to one size.
+ */
+inline uint32_t largeSize(uint32_t course_size) {
+    const auto given = numbersFromEnvironment("KERNELLAB_LARGE_SIZE", {course_size});
+    return given.empty() || given[0] == 0 ? course_size : given[0];
+}
+
+/**
  * Every block size the course allows: powers of two from one warp to 1024 threads. The grader's
  * sanitizer runs narrow them (KERNELLAB_BLOCK_SIZES), since a sanitizer slows each launch 10-100x.
  */
