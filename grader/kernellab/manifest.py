@@ -231,8 +231,9 @@ def _grading(table: dict) -> Grading:
         table,
         "grading",
         {},
-        {"hidden_size_ranges": list, "large_size_range": list, "public_share": float, "timeout": int, "cpu_timeout": int, "forbidden": list,
-         "sanitizer_penalty": float, "sanitizer_sizes": list, "sanitizer_block_sizes": list, "hidden_visibility": str},
+        {"hidden_size_ranges": list, "large_size_range": list, "public_share": float, "timeout": int,
+         "cpu_timeout": int, "forbidden": list, "sanitizer_penalty": float, "sanitizer_sizes": list,
+         "sanitizer_block_sizes": list, "hidden_visibility": str},
     )
     ranges = tuple(_size_range(pair, f"grading.hidden_size_ranges[{index}]")
                    for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)))
