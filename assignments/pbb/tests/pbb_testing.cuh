@@ -212,18 +212,4 @@ inline uint32_t warpMultiple(uint32_t n) { return blocksFor(n, 32) * 32; }
  * than one block can scan unless the wrappers sequentialize, and indexes past 2^26. */
 constexpr uint32_t kCourseSize = 100003565;
 
-/**
- * MAX_BLOCK, the length of the host wrappers' scratch arrays. In the course's constants file
- * the hardware figures are globals that stay zero until initHwd() queries the device (its
- * programs call it first), so this calls it once; kernellab's figures need no call.
- */
-inline uint32_t maxBlock() {
-    static const bool initialized = [] {
-        initHwd();
-        return true;
-    }();
-    (void)initialized;
-    return MAX_BLOCK;
-}
-
 }  // namespace pbb

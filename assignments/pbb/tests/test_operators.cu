@@ -1,6 +1,7 @@
 // The operators of the solution file, checked on the host against independent definitions:
 // the host models of the other tests use the solution's operators, so an operator edited by
-// mistake must be caught here rather than agree with itself there.
+// mistake must be caught here rather than agree with itself there. Also the tests' own host
+// helper around the solution's hardware figures (pbb_solution.cuh).
 #include <algorithm>
 #include "pbb_testing.cuh"
 
@@ -78,4 +79,16 @@ TEMPLATE_TEST_CASE("LiftOP of each operator is associative", "[operators]", Add<
         CHECK(associativeOn<Lifted>(typename Lifted::RedElTp(fs[0], xs[0]), typename Lifted::RedElTp(fs[1], xs[1]),
                                     typename Lifted::RedElTp(fs[2], xs[2])));
     }
+}
+
+TEST_CASE("a hardware figure is lowered where it is the course's writable global, never where it is read-only",
+          "[operators]") {
+    uint32_t course_global = 270336;  // an H100's resident threads, as the course's initHwd() sets MAX_HWDTH
+    pbb::lowerWhereWritable(course_global, 16384);
+    CHECK(course_global == 16384);
+    pbb::lowerWhereWritable(course_global, 65536);
+    CHECK(course_global == 16384);
+    const uint32_t read_only = 270336;  // kernellab's figures: const, so the call compiles to nothing
+    pbb::lowerWhereWritable(read_only, 16384);
+    CHECK(read_only == 270336);
 }
