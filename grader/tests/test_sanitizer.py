@@ -7,9 +7,12 @@ from dataclasses import replace
 import pytest
 
 from helpers import REAL_ROOT
-from kernellab import reports
+from kernellab import reports, sanitizer
 from kernellab.errors import InputError
 from kernellab.grading.model import Grade, GroupResult
+from kernellab.grading.resources import GpuLock
+from kernellab.grading.run import GradingRun
+from kernellab.grading.sanitizers import run_sanitizers
 from kernellab.grading.scoring import score_task
 from kernellab.manifest import load_manifest
 from kernellab.runner import RunOutcome
@@ -121,3 +124,20 @@ def test_the_sanitizer_sizes_come_from_the_manifest_and_reach_the_run(tmp_path):
 def test_sanitizer_sizes_must_be_positive_integers(tmp_path, field, value):
     with pytest.raises(InputError, match=rf"grading\.{field}: .*{re.escape(value)}"):
         starter_manifest_with(tmp_path, f"{field} = {value}")
+
+
+def test_a_grades_sanitizer_runs_have_the_gpu_to_themselves(tmp_path, monkeypatch):
+    # Beside instrumented kernels a test run went 8 times slower on an H100, past its time limit.
+    assignment = starter_manifest_with(tmp_path, "")
+    grading = GradingRun(assignment, "cuda", tmp_path / "work", None, seed=1)
+    grading.gpu_lock = GpuLock(tmp_path / "gpu.lock")
+    # A stand-in for compute-sanitizer that logs whether a test run could share the GPU with it now.
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(f'#!/bin/sh\nif flock -n -s "{tmp_path / "gpu.lock"}" true; then held=shared; else held=alone; fi\n'
+                    'echo "========= $held" > "$4"\necho "========= ERROR SUMMARY: 0 errors" >> "$4"\n')
+    tool.chmod(0o755)
+    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
+    runs = [("saxpy", tool_name) for tool_name in sanitizer.TOOLS]
+    assert [report.errors for report in run_sanitizers(grading, tmp_path / "job", runs)] == [0] * len(runs)
+    for _tests, tool_name in runs:
+        assert "========= alone" in (tmp_path / "job" / "sanitizers" / f"saxpy.{tool_name}.log").read_text()

@@ -127,6 +127,11 @@ def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupR
     for key, result in results.items():
         if not needs_confirming(result):
             continue
+        # The first run's log stays beside the one the verdict comes from, for whoever wonders why.
+        tests, group = key
+        first_log = job / "logs" / f"{tests}.{group}.log"
+        if first_log.exists():
+            first_log.replace(first_log.with_suffix(".beside-others.log"))
         with grading.gpu_lock.exclusive():
             again = judge_group(grading, run_group(grading, job, *key, not_applicable))
         reason = "out of time" if result.verdict == Verdict.TIMED_OUT else "out of GPU memory"

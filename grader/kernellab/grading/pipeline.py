@@ -1,6 +1,6 @@
 """Grade one submission: the stages in order, each a module of its own.
 
-    intake -> isolation -> build (beside the reference's) -> run (sanitizers, race check beside) -> judge
+    intake -> isolation -> build (beside the reference's) -> run (race check beside) -> judge
     -> confirm alone -> findings (races) -> score -> speed -> sanitizers -> the Grade
 
 Confirming alone, speed and the sanitizers are skipped, and said so, when they will not fit in
@@ -109,18 +109,12 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
             not_applicable = unmet_conditions(assignment, solution, build_dir, grading.sandbox,
                                               readable=reference.prebuilt_mains(grading))
         tests_built = {tests: errors for tests, errors in built.items() if not is_speed_target(tests)}
-        sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
-        if sanitizer_runs and not progress.may_run(sanitizers.cost(grading, sanitizer_runs)):
-            sanitizer_runs = []
-        # The sanitizers use the GPU beside the tests; the race check, CPU cores (race_stage.py).
+        # The race check uses CPU cores beside the tests (race_stage.py).
         with ThreadPoolExecutor(1) as race_thread:
             race_checking = race_thread.submit(timed_call, stages, "race check", run_race_check,
                                                grading, solution, job, tests_built, not_applicable, isolations)
-            with timed(stages, "sanitizers"), ThreadPoolExecutor(1) as sanitizing_thread:
-                sanitizing = sanitizing_thread.submit(sanitizers.run_sanitizers, grading, job, sanitizer_runs)
-                with timed(stages, "tests"):
-                    runs = groups.run_groups(grading, job, tests_built, not_applicable)
-                sanitizer_reports = sanitizing.result()
+            with timed(stages, "tests"):
+                runs = groups.run_groups(grading, job, tests_built, not_applicable)
             races = race_checking.result()
     results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
     symbol_findings = symbols_in_binaries(
@@ -150,6 +144,12 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         grades = add_speed(grading, job, grades, speed_plan, built)
     if speed_plan.timed:
         progress.reached("speed", grades, found)
+    # Last, with the GPU to themselves (sanitizers.py): the first stage to go when time is short.
+    sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
+    if sanitizer_runs and not progress.may_run(sanitizers.cost(grading, sanitizer_runs)):
+        sanitizer_runs = []
+    with timed(stages, "sanitizers"):
+        sanitizer_reports = sanitizers.run_sanitizers(grading, job, sanitizer_runs)
     # After speed, which a task's feedback withholds: a warning costs nothing.
     grades = add_race_warnings(assignment, grades, races)
     return sanitizers.add_sanitizer_reports(grading, grades, sanitizer_reports), found
