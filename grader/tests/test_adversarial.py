@@ -70,8 +70,9 @@ pytestmark = [
 class Attack:
     name: str
     target: str
-    # "zero", "rejected", "as-control", "speed-zero", "timed-fairly" or "hidden-zero" (the public
-    # cases pass, the hidden ones fail) on this backend.
+    # "zero", "rejected", "as-control", "no-gain" (the control's verdicts, and no task above the
+    # control's points: what the attack costs itself, such as its own timing, is its own), "speed-zero",
+    # "timed-fairly" or "hidden-zero" (the public cases pass, the hidden ones fail) on this backend.
     outcome: str
     message: str
     needs_step_limits: bool
@@ -256,6 +257,10 @@ def graded(tmp_path_factory) -> Graded:
     return Graded(backend, attacks, skipped, grades, solo, top / "out", top, listener.connections if listener else 0, survivors)
 
 
+def verdicts_of(task: TaskGrade) -> tuple:
+    return tuple((group.group, group.verdict) for group in task.groups)
+
+
 def outcome_of(task: TaskGrade) -> tuple:
     """What must not change when another student is in the batch: points and verdicts."""
     return task.points, tuple((group.group, group.verdict, group.points) for group in task.groups)
@@ -295,8 +300,11 @@ def test_the_attack_gets_its_verdict_and_the_rest_is_graded_normally(graded, nam
     for task in control.tasks:
         if task.id != attack.target or attack.outcome == "as-control":
             assert outcome_of(tasks[task.id]) == outcome_of(task), f"{name}: task {task.id} graded otherwise than the control's"
-    target = tasks[attack.target]
-    if attack.outcome == "zero":
+    target, control_tasks = tasks[attack.target], {task.id: task for task in control.tasks}
+    if attack.outcome == "no-gain":
+        assert verdicts_of(target) == verdicts_of(control_tasks[attack.target]), f"{name}: {message}"
+        assert target.points <= control_tasks[attack.target].points, f"{name}: {attack.target} scored above the control"
+    elif attack.outcome == "zero":
         assert target.points == 0, f"{name}: {attack.target} scored {target.points}: {message}"
     elif attack.outcome == "speed-zero":
         assert [group.verdict for group in target.groups] == ["passed"] * len(target.groups), message
