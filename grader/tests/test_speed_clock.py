@@ -131,6 +131,29 @@ def test_windows_that_something_else_slowed_down_do_not_move_the_time(tmp_path, 
     assert result.problem == "" and 0.5 < result.ratio < 2.0, result
 
 
+def test_a_reference_run_slowed_as_a_whole_does_not_make_a_spared_student_faster_than_its_work(tmp_path, monkeypatch):
+    # Under load every window of one run can lengthen alike, the overhead's too: here each of the
+    # reference's, by 0.2 s. Its own overhead cancels that; the reference's overhead taken from the
+    # student's time made the spared student's call shorter than its work ("faster than a copy").
+    monkeypatch.setattr(speed, "REPETITIONS", 3)
+    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+    slowed = "def answer(kind, seed):\n    time.sleep(0.2)\n    return digest(seed)"
+    reference = program(tmp_path, slowed, call_s=0.05, name="reference")
+    student = program(tmp_path, call_s=0.05, name="student")
+    [result] = speed.measure([case], {case.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == case.points, result
+
+
+def test_a_student_that_lengthens_its_own_overhead_windows_gains_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(speed, "REPETITIONS", 3)
+    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+    reference = program(tmp_path, call_s=0.05, name="reference")
+    padded = "def answer(kind, seed):\n    if kind == 'overhead':\n        time.sleep(0.2)\n    return digest(seed)"
+    student = program(tmp_path, padded, call_s=0.2, name="padded")
+    [result] = speed.measure([case], {case.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    assert result.ratio > 3, result
+
+
 def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
     seeds = {speed.repetition_seed(7, r, "map", 64, i) for r in range(3) for i in range(15)}
     assert len(seeds) == 45
