@@ -31,6 +31,11 @@ from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.speed_clock import OVERHEAD, TIME, Served, serve
 
 ROUNDS = 3
+# Rounds more, for the cases that have not earned their full points after ROUNDS: noise only ever
+# lengthens a window, so a round more can only bring a time nearer its work, never below it. (The
+# adversarial fixture's reference, graded alone on an H200, lost 10 of its 20 speed points to its
+# own three runs against itself.) An honestly slow case costs these rounds and keeps its points.
+EXTRA_ROUNDS = 2
 # Per case and round. Under load the least of 15 windows did not always reach the undisturbed time
 # (H100, 24 busy threads on 16 cores); a window costs a fill, the call and a digest.
 REPETITIONS = 30
@@ -166,18 +171,33 @@ def measure(
     sizes = sorted({size for case in cases for size in case.sizes})
     names = sorted({case.case for case in cases})
     baselines = sorted({COPY_BASELINE} | {case.baseline for case in cases if case.baseline})
-    student_runs: dict[Path, list[str]] = {}
-    for name in names:
-        student_runs.setdefault(student_programs[name], []).append(name)
-    for round_number in range(ROUNDS):
+
+    def time_round(round_number: int, timed: set[str]) -> None:
+        """Both sides on the cases named `timed`, the reference with its baselines too."""
+        student_runs: dict[Path, list[str]] = {}
+        for name in sorted(timed):
+            student_runs.setdefault(student_programs[name], []).append(name)
         # Alternate which side goes first, so a drift in clocks favours neither.
-        sides = [("reference", reference, {reference_program: [*names, *baselines]}), ("student", student, student_runs)]
+        sides = [("reference", reference, {reference_program: [*sorted(timed), *baselines]}), ("student", student, student_runs)]
         for side, timing, runs in sides if round_number % 2 == 0 else reversed(sides):
             orders = _orders(seed, round_number)
             for index, (program, run_names) in enumerate(runs.items()):
                 log = work / f"{side}-{round_number}{f'-{index}' if index else ''}.log"
                 timing.add(serve(program, run_names, sizes, orders, log, RUN_TIMEOUT_S, sandbox))
-    return [_score(case, size, student, reference) for case in cases for size in case.sizes]
+
+    def scores() -> list[SpeedResult]:
+        return [_score(case, size, student, reference) for case in cases for size in case.sizes]
+
+    for round_number in range(ROUNDS):
+        time_round(round_number, set(names))
+    results = scores()
+    for round_number in range(ROUNDS, ROUNDS + EXTRA_ROUNDS):
+        short = {result.case for result in results if not result.problem and result.points < result.max_points}
+        if not short:
+            break
+        time_round(round_number, short)
+        results = scores()
+    return results
 
 
 def _score(case: SpeedCase, size: int, student: _Timing, reference: _Timing) -> SpeedResult:

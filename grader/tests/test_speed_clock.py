@@ -154,6 +154,24 @@ def test_a_student_that_lengthens_its_own_overhead_windows_gains_nothing(tmp_pat
     assert result.ratio > 3, result
 
 
+def test_a_case_short_of_its_points_is_timed_again_and_only_that_case(tmp_path, monkeypatch):
+    # The first three runs of the program that times "map" are slowed as a whole (a busy host, say);
+    # its fourth is not. "other" has a program of its own, never slowed.
+    monkeypatch.setattr(speed, "REPETITIONS", 3)
+    cases = [SpeedCase(task="map", case=name, sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+             for name in ("map", "other")]
+    reference = program(tmp_path, call_s=0.05, name="reference")
+    slowed_at_first = ("runs = len(list(__import__('pathlib').Path.cwd().glob('student-[0-9].log')))\n"
+                       "def answer(kind, seed):\n    if kind == 'time' and runs < 3:\n"
+                       "        time.sleep(0.2)\n    return digest(seed)")
+    programs = {"map": program(tmp_path, slowed_at_first, call_s=0.05, name="map"), "other": program(tmp_path, call_s=0.05, name="other")}
+    results = speed.measure(cases, programs, reference, tmp_path / "work", seed=5, sandbox=None)
+    assert [result.points for result in results] == [10.0, 10.0], results
+    student_logs = sorted(path.name for path in (tmp_path / "work").glob("student-*.log"))
+    assert student_logs == sorted([*(f"student-{round_number}.log" for round_number in range(4)),
+                                   *(f"student-{round_number}-1.log" for round_number in range(3))]), student_logs
+
+
 def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
     seeds = {speed.repetition_seed(7, r, "map", 64, i) for r in range(3) for i in range(15)}
     assert len(seeds) == 45
