@@ -2,9 +2,10 @@
 
 The speed program (`<id>_speed`, harness kernellab/speed.hpp) is built twice, against the
 student's files and against the reference (only the reference's build has the baselines: a copy
-kernel moving the same bytes, CUB). The grader runs the two alternately, ROUNDS times, and times
-every repetition with its own clock (speed_clock.py): the program only obeys, and a repetition's
-input comes from a seed drawn from the grading run's secret seed and sent when the clock starts.
+kernel moving the same bytes, CUB). The grader runs the two alternately, ROUNDS times (and up to
+EXTRA_ROUNDS more for a case short of its full points), and times every repetition with its own
+clock (speed_clock.py): the program only obeys, and a repetition's input comes from a seed drawn
+from the grading run's secret seed and sent when the clock starts.
 A case's time is the least over rounds of each run's least repetition, less the least overhead
 for the same case (the same repetition without the call: input fill, digest, the pipes): the
 reference's own, and for the student the less of its own and the reference's. Under load a whole
