@@ -6,6 +6,7 @@ honestly or not: no GPU is needed to see what the grader measures and what it re
 
 import hashlib
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,15 @@ for size in options["--sizes"].split(","):
 say("finished")
 """
 HONEST = "def answer(kind, seed):\n    return digest(seed)"
+
+
+# The case the measuring tests time, with few repetitions (few_repetitions) to keep them short.
+MAP = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+
+
+@pytest.fixture
+def few_repetitions(monkeypatch):
+    monkeypatch.setattr(speed, "REPETITIONS", 3)
 
 
 def program(tmp_path: Path, behaviour: str = HONEST, call_s: float = 0.004, name: str = "speed") -> Path:
@@ -101,65 +111,55 @@ def test_a_program_that_never_replies_is_stopped_at_its_time_limit(tmp_path):
     assert "timed out" in served.problem or "time limit" in served.problem
 
 
-def test_speed_scores_net_times_and_refuses_wrong_digests(tmp_path, monkeypatch):
-    monkeypatch.setattr(speed, "REPETITIONS", 3)
-    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+def test_speed_scores_net_times_and_refuses_wrong_digests(tmp_path, few_repetitions):
     reference = program(tmp_path, call_s=0.02, name="reference")
     copy_case = "def answer(kind, seed):\n    return digest(seed)"
     same_speed = program(tmp_path, copy_case, call_s=0.02, name="student")
-    [fair] = speed.measure([case], {case.case: same_speed}, reference, tmp_path / "fair-work", seed=5, sandbox=None)
+    [fair] = speed.measure([MAP], {MAP.case: same_speed}, reference, tmp_path / "fair-work", seed=5, sandbox=None)
     assert fair.problem == "" and 0.5 < fair.ratio < 2.0, fair
     slow = program(tmp_path, copy_case, call_s=0.2, name="slow")
-    [slower] = speed.measure([case], {case.case: slow}, reference, tmp_path / "slow-work", seed=5, sandbox=None)
+    [slower] = speed.measure([MAP], {MAP.case: slow}, reference, tmp_path / "slow-work", seed=5, sandbox=None)
     assert slower.ratio > 4 and slower.points == 0
     wrong = program(tmp_path, "def answer(kind, seed):\n    return digest(seed + 1)", call_s=0.02, name="wrong")
-    [refused] = speed.measure([case], {case.case: wrong}, reference, tmp_path / "wrong-work", seed=5, sandbox=None)
+    [refused] = speed.measure([MAP], {MAP.case: wrong}, reference, tmp_path / "wrong-work", seed=5, sandbox=None)
     assert refused.points == 0 and "differs from the reference's" in refused.problem
 
 
-def test_windows_that_something_else_slowed_down_do_not_move_the_time(tmp_path, monkeypatch):
+def test_windows_that_something_else_slowed_down_do_not_move_the_time(tmp_path, few_repetitions):
     # Two of every three timed windows take 0.5 s longer (another build held the core, say): the
     # time stays near the undisturbed one's (the median would make it 11 times the reference's),
     # since no window can be shorter than its work.
-    monkeypatch.setattr(speed, "REPETITIONS", 3)
-    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
     reference = program(tmp_path, call_s=0.05, name="reference")
     disturbed = "windows = 0\ndef answer(kind, seed):\n    global windows\n    windows += 1\n" \
                 "    if windows % 3:\n        time.sleep(0.5)\n    return digest(seed)"
     student = program(tmp_path, disturbed, call_s=0.05, name="disturbed")
-    [result] = speed.measure([case], {case.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    [result] = speed.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
     assert result.problem == "" and 0.5 < result.ratio < 2.0, result
 
 
-def test_a_reference_run_slowed_as_a_whole_does_not_make_a_spared_student_faster_than_its_work(tmp_path, monkeypatch):
+def test_a_reference_run_slowed_as_a_whole_does_not_make_a_spared_student_faster_than_its_work(tmp_path, few_repetitions):
     # Under load every window of one run can lengthen alike, the overhead's too: here each of the
     # reference's, by 0.2 s. Its own overhead cancels that; the reference's overhead taken from the
     # student's time made the spared student's call shorter than its work ("faster than a copy").
-    monkeypatch.setattr(speed, "REPETITIONS", 3)
-    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
     slowed = "def answer(kind, seed):\n    time.sleep(0.2)\n    return digest(seed)"
     reference = program(tmp_path, slowed, call_s=0.05, name="reference")
     student = program(tmp_path, call_s=0.05, name="student")
-    [result] = speed.measure([case], {case.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
-    assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == case.points, result
+    [result] = speed.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == MAP.points, result
 
 
-def test_a_student_that_lengthens_its_own_overhead_windows_gains_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(speed, "REPETITIONS", 3)
-    case = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
+def test_a_student_that_lengthens_its_own_overhead_windows_gains_nothing(tmp_path, few_repetitions):
     reference = program(tmp_path, call_s=0.05, name="reference")
     padded = "def answer(kind, seed):\n    if kind == 'overhead':\n        time.sleep(0.2)\n    return digest(seed)"
     student = program(tmp_path, padded, call_s=0.2, name="padded")
-    [result] = speed.measure([case], {case.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    [result] = speed.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
     assert result.ratio > 3, result
 
 
-def test_a_case_short_of_its_points_is_timed_again_and_only_that_case(tmp_path, monkeypatch):
+def test_a_case_short_of_its_points_is_timed_again_and_only_that_case(tmp_path, few_repetitions):
     # The first three runs of the program that times "map" are slowed as a whole (a busy host, say);
     # its fourth is not. "other" has a program of its own, never slowed.
-    monkeypatch.setattr(speed, "REPETITIONS", 3)
-    cases = [SpeedCase(task="map", case=name, sizes=(64,), points=10.0, zero_at=4.0, full_at=1.2, baseline="")
-             for name in ("map", "other")]
+    cases = [MAP, replace(MAP, case="other")]
     reference = program(tmp_path, call_s=0.05, name="reference")
     slowed_at_first = ("runs = len(list(__import__('pathlib').Path.cwd().glob('student-[0-9].log')))\n"
                        "def answer(kind, seed):\n    if kind == 'time' and runs < 3:\n"
