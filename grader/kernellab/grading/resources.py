@@ -20,11 +20,11 @@ RUN_SLOTS = 2 * available_cpus()
 
 class GpuLock:
     """Who may use the GPU: correctness runs share it (they are not timed), a speed measurement,
-    a run confirmed alone and one grade's sanitizer runs have it alone. Each holder locks its own open file description of a
-    lock file (flock), so the rule holds between the threads of a batch and between grader
-    processes on the machine. flock lets new shared holders in while an exclusive one waits, so
-    in a busy batch the exclusive one could wait for ever: every holder first passes a turnstile
-    (a second lock file), which an exclusive holder keeps until it is done."""
+    a run confirmed alone and one grade's sanitizer runs have it alone. Each holder locks its own
+    open file description of a lock file (flock), so the rule holds between the threads of a
+    batch and between grader processes on the machine. flock lets new shared holders in while an
+    exclusive one waits, so in a busy batch the exclusive one could wait for ever: every holder
+    first passes a turnstile (a second lock file), which an exclusive holder keeps until it is done."""
 
     def __init__(self, path: Path = Path("/tmp/kernellab-gpu.lock")):
         self._path = path

@@ -14,9 +14,9 @@ from kernellab.speed import SpeedResult
 from kernellab.verdict import Verdict
 
 STAGE = "speed"
-# What timing one case at one size takes, both programs' rounds included: pbb's 6 took 4.2-9.7 s
-# on an H100 (docs/performance.md), the slower with other grades beside it.
-SECONDS_PER_CASE_SIZE = 2.0
+# What timing one case at one size takes, both programs' rounds included: pbb's 6 took 21 s for
+# the reference in a batch on an H200, 30 repetitions a round (docs/performance.md).
+SECONDS_PER_CASE_SIZE = 3.5
 
 
 @dataclass(frozen=True)
