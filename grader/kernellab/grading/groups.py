@@ -70,9 +70,15 @@ def run_group(grading: GradingRun, job: Path, tests: str, group: str, not_applic
             sandbox=grading.sandbox,
             step=step,
         )
-    (job / "logs").mkdir(exist_ok=True)
-    (job / "logs" / f"{tests}.{group}.log").write_text(outcome.output, encoding="utf-8")
+    log = run_log(job, tests, group)
+    log.parent.mkdir(exist_ok=True)
+    log.write_text(outcome.output, encoding="utf-8")
     return GroupRun(tests, group, records, outcome, step, not_applicable, limit_s)
+
+
+def run_log(job: Path, tests: str, group: str) -> Path:
+    """Where the output of one group's run is kept."""
+    return job / "logs" / f"{tests}.{group}.log"
 
 
 def judge_groups(grading: GradingRun, built: Built, runs: list[GroupRun]) -> dict[GroupKey, GroupResult]:
@@ -128,8 +134,7 @@ def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupR
         if not needs_confirming(result):
             continue
         # The first run's log stays beside the one the verdict comes from, for whoever wonders why.
-        tests, group = key
-        first_log = job / "logs" / f"{tests}.{group}.log"
+        first_log = run_log(job, *key)
         if first_log.exists():
             first_log.replace(first_log.with_suffix(".beside-others.log"))
         with grading.gpu_lock.exclusive():
