@@ -17,10 +17,10 @@ from kernellab.junit import failed_test_cases, first_failure
 from kernellab.manifest import Assignment, Task
 from kernellab.solution import check_solution, choose_assignment
 from kernellab.table import format_columns, shortened
-from kernellab.verdict import RunEnd, Verdict, decide
+from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NOT_RUN, RunEnd, Verdict, decide
 
 # Every other verdict is a problem of the solution.
-NOT_PROBLEMS = (Verdict.PASSED, Verdict.NO_GPU)
+NOT_PROBLEMS = (Verdict.PASSED, *NOT_RUN)
 RESULTS_FILE = "results.json"
 DETAIL_WIDTH = 60
 OUTPUT_TAIL_LINES = 5
@@ -92,7 +92,7 @@ def print_speed_table(assignment: Assignment, results: list[TaskResult], build_d
     cases = [case for case in assignment.speed if case.task in passed]
     if not cases:
         return
-    if "KERNELLAB_BACKEND:STRING=cpu" in (build_dir / "CMakeCache.txt").read_text(errors="replace"):
+    if built_for_cpu(build_dir):
         print("\nno speed table: the CPU backend gives correctness only; speed needs a GPU")
         return
     target = cmake.speed_target(assignment.id)
@@ -110,6 +110,11 @@ def print_speed_table(assignment: Assignment, results: list[TaskResult], build_d
     cells += [(case, str(size), kernel, f"{micros:.1f}", f"{gbps:.0f}") for case, size, kernel, micros, gbps in rows]
     print("\nspeed on this GPU (median of the repetitions; the grader scores it against the reference's):")
     print("\n".join(format_columns(cells)))
+
+
+def built_for_cpu(build_dir: Path) -> bool:
+    """Whether the build folder's kernels run on kernellab's CPU backend."""
+    return "KERNELLAB_BACKEND:STRING=cpu" in (build_dir / "CMakeCache.txt").read_text(errors="replace")
 
 
 def select_tasks(assignment: Assignment, names: list[str] | None) -> list[Task]:
@@ -152,23 +157,26 @@ def build_and_run(assignment_id: str, tests: str, build_dir: Path, timeout_s: fl
     report_text = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else ""
     for line in properties.measured_lines(tested.output + "\n" + report_text):
         print(f"  measured: {line}", flush=True)
-    return task_verdict(tested, report, timeout_s)
+    return task_verdict(tested, report, timeout_s, built_for_cpu(build_dir))
 
 
-def run_end(tested: cmake.Completed, failed_cases: list[str]) -> RunEnd:
-    """How a run ended, as its exit status and its JUnit report's failed test cases tell."""
+def run_end(tested: cmake.Completed, failed_cases: list[str], cpu_backend: bool = False) -> RunEnd:
+    """How a run ended, as its exit status and its JUnit report's failed test cases tell. On the
+    CPU backend (which always runs its tests) exit status 77 is its warning of warp-synchronous
+    code, which leaves the verdict to a GPU as a grade does (verdict.RunEnd)."""
     failed = bool(failed_cases)
-    return RunEnd(None if tested.timed_out else tested.exit_code, tested.timed_out, failed=failed, has_results=failed)
+    return RunEnd(None if tested.timed_out else tested.exit_code, tested.timed_out, failed=failed,
+                  has_results=failed or cpu_backend, cpu_backend=cpu_backend, failures_left_to_gpu=cpu_backend)
 
 
-def task_verdict(tested: cmake.Completed, report: Path, timeout_s: float) -> Outcome:
+def task_verdict(tested: cmake.Completed, report: Path, timeout_s: float, cpu_backend: bool = False) -> Outcome:
     """The verdict on one run of a test executable, from its exit status and its JUnit report.
 
     A task passes only on exit code 0 with no failed test case: a run that stopped early never
     passes, whatever it wrote before stopping.
     """
     failed_cases = failed_test_cases(report)
-    verdict = decide(run_end(tested, failed_cases))
+    verdict = decide(run_end(tested, failed_cases, cpu_backend))
     if verdict == Verdict.TIMED_OUT:
         return verdict, f"no result after {timeout_s:g} s (a kernel that never finishes?)", failed_cases
     if verdict == Verdict.NO_GPU:
@@ -177,6 +185,8 @@ def task_verdict(tested: cmake.Completed, report: Path, timeout_s: float) -> Out
     if verdict == Verdict.PASSED:
         return verdict, "", []
     failure = first_failure(report)
+    if verdict == Verdict.NEEDS_GPU:
+        return verdict, f"{LOCKSTEP_WRONG}\n{failure.test_case}\n{failure.message}" if failure else LOCKSTEP_RIGHT, []
     if failure is None:
         status = "" if tested.exit_code < 0 else f"exit code {tested.exit_code}, "
         return verdict, "\n".join([f"{status}no failed test case in the report", *_output_tail(tested.output)]), []
@@ -202,9 +212,13 @@ def summary_lines(results: list[TaskResult]) -> list[str]:
 
     A task whose executable did not build counts as tested: its verdict is final, and it earns nothing.
     """
-    judged = [result for result in results if result.verdict != Verdict.NO_GPU]
+    judged = [result for result in results if result.verdict not in NOT_RUN]
     earned = sum(result.points for result in judged if result.verdict == Verdict.PASSED)
     lines = ["", f"correctness: {earned} of {sum(result.points for result in judged)} points from tests that ran"]
+    left = [result for result in results if result.verdict == Verdict.NEEDS_GPU]
+    if left:
+        lines.append(f"The tests of {', '.join(result.id for result in left)} ({sum(result.points for result in left)} "
+                     "points) are left to a GPU: warp-synchronous code, which only a GPU can judge (see above).")
     not_run = [result for result in results if result.verdict == Verdict.NO_GPU]
     if not_run:
         lines.append(
@@ -225,11 +239,12 @@ def _detail_cell(result: TaskResult) -> str:
 
 
 def _problem_details(results: list[TaskResult]) -> list[str]:
-    """Each problem's full detail, indented under its task; a repeated build error only once."""
+    """Each problem's full detail, indented under its task; a repeated build error only once; and
+    why tests were left to a GPU."""
     lines = []
     shown: dict[str, str] = {}  # detail -> the task it was shown under
     for result in results:
-        if result.verdict in NOT_PROBLEMS or not result.detail:
+        if result.verdict in (Verdict.PASSED, Verdict.NO_GPU) or not result.detail:
             continue
         lines += ["", f"{result.id}: {result.verdict}"]
         if result.detail in shown:

@@ -36,6 +36,13 @@ class Verdict(StrEnum):
 # Verdicts that give no verdict on the code: it could not run here.
 NOT_RUN = (Verdict.NO_GPU, Verdict.NEEDS_GPU)
 
+# What NEEDS_GPU means, with right and with wrong results, and beside what the run measured.
+LOCKSTEP_RIGHT = "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
+LOCKSTEP_WRONG = ("warp-synchronous code: its results depend on a warp's lanes running in lockstep, and the CPU "
+                  "backend runs them one after another between barriers; only a GPU can give this verdict. What "
+                  "the CPU backend's lanes computed:")
+LOCKSTEP_MEASUREMENT = "measured on the CPU backend, which ran a warp's lanes one after another: a GPU gives the verdict"
+
 
 class Status(StrEnum):
     """What became of one submission."""
@@ -77,8 +84,13 @@ class RunEnd:
     has_results: bool = False
     # The sandbox limit that stopped it ("memory", "processes"), if one did.
     limit_hit: str = ""
-    # Whether NO_GPU_EXIT_CODE with right results is the CPU backend's warning of warp-synchronous code.
+    # Whether NO_GPU_EXIT_CODE with results is the CPU backend's warning of warp-synchronous code.
     cpu_backend: bool = False
+    # Whether failed cases beside that warning are left to a GPU too: the CPU backend runs a warp's
+    # lanes one after another between barriers, so code written for lanes in lockstep computes
+    # wrong values there. Never where an exit status alone would waive a cost (a GPU grade's race
+    # check): a failed case then counts.
+    failures_left_to_gpu: bool = False
 
 
 def decide(end: RunEnd) -> str:
@@ -91,11 +103,11 @@ def decide(end: RunEnd) -> str:
         return Verdict.NO_GPU
     if end.exit_code is not None and end.exit_code < 0:
         return crashed(signal_name(-end.exit_code))
+    if end.exit_code == NO_GPU_EXIT_CODE and end.cpu_backend and (not end.failed or end.failures_left_to_gpu):
+        # Lockstep execution is what only a GPU can confirm (or refute).
+        return Verdict.NEEDS_GPU
     if end.failed:
         return Verdict.FAILED
-    if end.exit_code == NO_GPU_EXIT_CODE and end.cpu_backend:
-        # Every result is right here, but lockstep execution is what only a GPU can confirm.
-        return Verdict.NEEDS_GPU
     if end.exit_code != 0:
         return Verdict.FAILED
     return Verdict.PASSED

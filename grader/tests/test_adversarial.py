@@ -226,6 +226,7 @@ def graded(tmp_path_factory) -> Graded:
     # build links the harness mains of the reference build that has ended by then.
     run = GradingRun(assignment, backend, work, sandbox, SEED, cmake_args)
     solo = grade_submission(run, assignment.reference_dir, CONTROL, work / "jobs" / "solo")
+    (top / "solo.json").write_text(solo.to_json())  # beside out/control: what a failed comparison compares
     attacks, skipped = {}, {}
     submissions = top / "submissions"
     submissions.mkdir()

@@ -2,14 +2,18 @@
 tests write, and the verdict and feedback line that grading gives a task from them."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from helpers import REAL_ROOT, manifest_text, record_bytes
+from kernellab.grading.model import GroupResult
+from kernellab.grading.pipeline import add_unmet_requirements
 from kernellab.manifest import ManifestError, Requirement, load_assignment
 from kernellab.properties import judge_requirements, measured_lines, measurements, unmet_requirements
 from kernellab.records import read_records
+from kernellab.verdict import LOCKSTEP_MEASUREMENT, Verdict
 
 DEPTH = Requirement("depth", "scanIncWarp", at_most=5, why="lg(WARP) steps")
 READS = Requirement("reads", "copyFromGlb2ShrMem", at_most=1, at_least=1)
@@ -165,3 +169,17 @@ def test_the_real_assignments_grade_their_correct_but_slow_stubs_on_what_the_tas
         assert declared == tasks
         assert all(task.skeleton_fails for task in assignment.tasks if task.requires)
         assert all(task.skeleton_fails for task in assignment.tasks if task.tests is not None), assignment_id
+
+
+@pytest.mark.parametrize("verdict", [Verdict.NEEDS_GPU, Verdict.FAILED])
+def test_a_requirement_unmet_where_the_task_was_left_to_a_gpu_says_whose_measurement_it_is(tmp_path: Path, verdict):
+    # The CPU backend runs a warp's lanes one after another: lockstep code measures depth 129 there.
+    assignment = load_assignment(REAL_ROOT, "pmph-w2")
+    records = records_of(tmp_path, property_record("scanIncWarp", "depth", 129),
+                         property_record("scanIncWarp", "applies", 129))
+    runs = [SimpleNamespace(tests="scan_warp", records=records)]
+    results = {("scan_warp", "public"): GroupResult("public", verdict)}
+    found = add_unmet_requirements(assignment, runs, results, {task.id: () for task in assignment.tested_tasks})
+    line = "scanIncWarp: depth 129, required at most 5 (block := 32, n := 64)"
+    assert found["scan-warp"] == ((f"{line} ({LOCKSTEP_MEASUREMENT})",) if verdict == Verdict.NEEDS_GPU else (line,))
+    assert found["copy"] == ()

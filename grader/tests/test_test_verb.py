@@ -14,7 +14,7 @@ from kernellab.junit import first_failure
 from kernellab.manifest import load_assignment
 from kernellab.public_tests import TaskResult, format_report, select_tasks, task_verdict
 from kernellab.solution import check_solution, choose_assignment
-from kernellab.verdict import Verdict
+from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, Verdict
 
 PASSED, FAILED, NO_GPU, BUILD_FAILED, TIMED_OUT = (
     Verdict.PASSED, Verdict.FAILED, Verdict.NO_GPU, Verdict.BUILD_FAILED, Verdict.TIMED_OUT
@@ -167,6 +167,30 @@ def test_exit_code_77_means_no_gpu_with_the_reason_the_executable_printed(tmp_pa
 def test_exit_code_77_with_failed_test_cases_is_77_failed_assertions_not_a_missing_gpu(tmp_path: Path):
     verdict, _, failed_cases = task_verdict(cmake.Completed(77, ""), write_report(tmp_path, CATCH2_V2_REPORT), 300)
     assert (verdict, failed_cases) == (FAILED, V2_FAILED_CASES)
+
+
+def test_on_the_cpu_backend_exit_code_77_leaves_the_tests_to_a_gpu_right_results_or_not(tmp_path: Path):
+    # The CPU backend's warning of warp-synchronous code: its lanes ran one after another, so
+    # failed cases say only what they computed there.
+    assert task_verdict(cmake.Completed(77, ""), tmp_path / "r.xml", 300, cpu_backend=True) == (
+        Verdict.NEEDS_GPU, LOCKSTEP_RIGHT, [])
+    verdict, detail, failed_cases = task_verdict(cmake.Completed(77, ""), write_report(tmp_path, CATCH2_V2_REPORT), 300,
+                                                 cpu_backend=True)
+    assert (verdict, failed_cases) == (Verdict.NEEDS_GPU, [])
+    assert detail == f"{LOCKSTEP_WRONG}\nglb2shr pads past N/int, 7 per thread\n{V2_FIRST_MESSAGE}"
+    # Without the warning, the CPU backend's failures are failures.
+    assert task_verdict(cmake.Completed(1, ""), write_report(tmp_path, CATCH2_V2_REPORT), 300, cpu_backend=True)[0] == FAILED
+
+
+def test_tests_left_to_a_gpu_are_shown_with_why_and_their_points_are_not_counted():
+    results = [TaskResult("copy", "Coalesced copies", 30, PASSED),
+               TaskResult("scan-warp", "Warp-level scan", 40, Verdict.NEEDS_GPU, f"{LOCKSTEP_WRONG}\nscans in place")]
+    text = format_report(results)
+    assert f"\nscan-warp: {Verdict.NEEDS_GPU}\n    {LOCKSTEP_WRONG}\n    scans in place\n" in text
+    assert "correctness: 30 of 30 points from tests that ran" in text
+    assert text.splitlines()[-1] == ("The tests of scan-warp (40 points) are left to a GPU: warp-synchronous code, "
+                                     "which only a GPU can judge (see above).")
+    assert verb.all_fine(results)
 
 
 def test_a_failed_run_names_its_first_failed_test_case_and_message(tmp_path: Path):

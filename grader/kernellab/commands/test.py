@@ -10,7 +10,8 @@ from kernellab.options import add_cmake_arg_option
 
 EXIT_CODES = """\
 exit codes:
-  0  every task whose tests ran passed (tasks not run for lack of a GPU do not count)
+  0  every task whose tests ran passed (tasks not run for lack of a GPU, or left to
+     one, do not count)
   1  some task FAILED, timed out, crashed or did not build
   2  usage or setup error: a bad solution folder or option, a manifest error,
      cmake missing or the CMake configure step failing (its errors are shown)
@@ -22,8 +23,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "test",
         help="build the public tests against a solution folder and report per task",
         description="Build an assignment's test executables against a solution folder, run them and\n"
-        "give each task a verdict: passed, FAILED, not run: no GPU, timed out, crashed or\n"
-        f"build failed. The verdicts are also written to <build dir>/{public_tests.RESULTS_FILE}.",
+        "give each task a verdict: passed, FAILED, not run: no GPU, not run: needs a GPU to\n"
+        "confirm (warp-synchronous code on the CPU backend), timed out, crashed or build failed.\n"
+        f"The verdicts are also written to <build dir>/{public_tests.RESULTS_FILE}.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -18,7 +18,7 @@ from kernellab.grading.targets import executable
 from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.records import read_records
 from kernellab.sandbox.step import Step, fresh_output, run_step
-from kernellab.verdict import NOT_RUN, Verdict, decide
+from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NOT_RUN, Verdict, decide
 
 OUTPUT_TAIL_LINES = 6
 # Catch2's words for an exception that ended a test case: a CUDA error, or a finding of the CPU
@@ -88,8 +88,10 @@ def judge_groups(grading: GradingRun, built: Built, runs: list[GroupRun]) -> dic
     return results | {(ran.tests, ran.group): judge_group(grading, ran) for ran in runs}
 
 
-def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
-    """The verdict on one group's run: its records against the reference's, then how the run ended."""
+def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool = True) -> GroupResult:
+    """The verdict on one group's run: its records against the reference's, then how the run ended.
+    `failures_left_to_gpu`: whether failed cases beside the CPU backend's warning of warp-synchronous
+    code are left to a GPU (verdict.RunEnd), as in a grade, where that gives no points either."""
     group, outcome = ran.group, ran.outcome
     expected = read_records(reference.expected_records(grading, ran.tests, group))
     if not expected.records:
@@ -100,7 +102,8 @@ def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
     checks = judge(applicable, produced.records)
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
-    end = outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous)
+    end = outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous,
+                      failures_left_to_gpu)
     reached_end = bool(produced.records) and produced.records[-1].role == "end"
     if not_applicable and end.exit_code == 1 and reached_end:
         # A case the submission's code does not promise may fail in the run (the course's host
@@ -112,8 +115,10 @@ def judge_group(grading: GradingRun, ran: GroupRun) -> GroupResult:
         detail = ""
     elif verdict == Verdict.NO_GPU:
         detail = "no CUDA device"
+    elif verdict == Verdict.NEEDS_GPU and not end.failed:
+        detail = LOCKSTEP_RIGHT
     elif verdict == Verdict.NEEDS_GPU:
-        detail = "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
+        detail = "\n".join((LOCKSTEP_WRONG, _failure_detail(grading, ran, failed, produced.problem, len(checks), reached_end)))
     else:
         detail = _failure_detail(grading, ran, failed, produced.problem, len(checks), reached_end)
     detail = "\n".join(filter(None, (detail, *not_applicable)))

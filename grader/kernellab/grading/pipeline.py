@@ -24,7 +24,7 @@ from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
 from kernellab.grading import findings, groups, isolation, reference, sanitizers
 from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
-from kernellab.grading.model import Grade, GradingError, TaskGrade
+from kernellab.grading.model import Grade, GradingError, GroupResult, TaskGrade
 from kernellab.grading.progress import Progress
 from kernellab.grading.race_stage import add_race_warnings, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
@@ -36,7 +36,7 @@ from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
 from kernellab.sandbox.step import SandboxFailure
 from kernellab.static_checks import forbidden_in_sources
-from kernellab.verdict import Status
+from kernellab.verdict import LOCKSTEP_MEASUREMENT, Status, Verdict
 
 T = TypeVar("T")
 
@@ -124,7 +124,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     static_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
     # The properties' records are read each time: a group confirmed alone records them again.
     def task_findings_now() -> dict[str, tuple[str, ...]]:
-        return race_findings(assignment, races, add_unmet_requirements(assignment, runs, static_findings))
+        return race_findings(assignment, races, add_unmet_requirements(assignment, runs, results, static_findings))
 
     task_findings = task_findings_now()
     found = findings.all_findings(source_findings, symbol_findings)
@@ -156,14 +156,18 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
 
 
 def add_unmet_requirements(assignment: Assignment, runs: list[groups.GroupRun],
-                           task_findings: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+                           results: dict[groups.GroupKey, GroupResult], task_findings: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     """A requirement of [[tasks.requires]] that the records of a task's runs do not meet costs the
-    task its points like a finding, and its line is the feedback (properties.py)."""
-    return {
-        task.id: task_findings[task.id]
-        + properties.unmet_requirements(task.requires, [ran.records for ran in runs if ran.tests == task.tests])
-        for task in assignment.tested_tasks
-    }
+    task its points like a finding, and its line is the feedback (properties.py). Where the task's
+    groups were left to a GPU (warp-synchronous code on the CPU backend), the line says that its
+    measurement is the CPU backend's too."""
+    unmet = {}
+    for task in assignment.tested_tasks:
+        lines = properties.unmet_requirements(task.requires, [ran.records for ran in runs if ran.tests == task.tests])
+        if any(result.verdict == Verdict.NEEDS_GPU for (tests, _), result in results.items() if tests == task.tests):
+            lines = tuple(f"{line} ({LOCKSTEP_MEASUREMENT})" for line in lines)
+        unmet[task.id] = task_findings[task.id] + lines
+    return unmet
 
 
 @contextmanager

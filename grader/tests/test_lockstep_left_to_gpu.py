@@ -1,0 +1,77 @@
+"""On the CPU backend, a run that warned of warp-synchronous code (exit status 77 after its
+results) is left to a GPU, failed cases included: the backend runs a warp's lanes one after
+another between barriers, so the course's lockstep idiom computes wrong values there that it
+does not compute on a GPU. A GPU grade's race check counts such failures all the same, since only
+the run's own exit status says that it warned.
+
+The test program is a shell script standing in for the starter's test executable: it writes
+the records the harness would (helpers.record_bytes) and exits as the CPU backend's would.
+"""
+
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import record_bytes
+from kernellab.grading.groups import judge_group, run_group
+from kernellab.grading.resources import GpuLock
+from kernellab.grading.run import GradingRun
+from kernellab.grading.targets import executable
+from kernellab.manifest import load_assignment
+from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
+from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, RunEnd, Verdict, decide
+
+VALUES = np.arange(1, 6, dtype=np.int32)
+
+
+def judged(tmp_path: Path, backend: str, values: np.ndarray, exit_code: int, failures_left_to_gpu: bool = True):
+    run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), backend, tmp_path / "work", sandbox=None, seed=1)
+    run.reference.recorded = True
+    run.gpu_lock = GpuLock(tmp_path / "gpu.lock")
+    expected = tmp_path / "work" / "reference-records" / "saxpy.public.rec"
+    expected.parent.mkdir(parents=True)
+    expected.write_bytes(record_bytes(VALUES, "expected"))
+    produced = tmp_path / "produced.rec"
+    produced.write_bytes(record_bytes(values, "device"))
+    program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
+    program.parent.mkdir(parents=True)
+    program.write_text(f'#!/bin/sh\ncp {produced} "$KERNELLAB_RECORD"\n'
+                       "echo 'warning: warp-synchronous race in kernel scan' >&2\n"
+                       f"exit {exit_code}\n")
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    return judge_group(run, run_group(run, tmp_path / "job", "saxpy", "public"), failures_left_to_gpu)
+
+
+def test_a_warned_run_with_right_results_is_left_to_a_gpu(tmp_path):
+    result = judged(tmp_path, "cpu", VALUES, NO_GPU_EXIT_CODE)
+    assert result.verdict == Verdict.NEEDS_GPU
+    assert result.detail == LOCKSTEP_RIGHT
+
+
+def test_a_warned_run_with_wrong_results_is_left_to_a_gpu_and_says_what_the_cpu_computed(tmp_path):
+    result = judged(tmp_path, "cpu", VALUES + 1, NO_GPU_EXIT_CODE)
+    assert result.verdict == Verdict.NEEDS_GPU
+    assert result.detail.startswith(LOCKSTEP_WRONG)
+    assert "index 0" in result.detail and "device 2" in result.detail, result.detail
+
+
+def test_the_race_check_counts_wrong_results_beside_the_warning(tmp_path):
+    assert judged(tmp_path, "cpu", VALUES + 1, NO_GPU_EXIT_CODE, failures_left_to_gpu=False).verdict == Verdict.FAILED
+
+
+@pytest.mark.parametrize("exit_code", [0, 1])
+def test_wrong_results_without_the_warning_fail(tmp_path, exit_code):
+    assert judged(tmp_path, "cpu", VALUES + 1, exit_code).verdict == Verdict.FAILED
+
+
+def test_on_a_gpu_the_exit_status_of_the_cpu_backends_warning_means_nothing(tmp_path):
+    assert judged(tmp_path, "cuda", VALUES + 1, NO_GPU_EXIT_CODE).verdict == Verdict.FAILED
+    assert judged(tmp_path / "right", "cuda", VALUES, NO_GPU_EXIT_CODE).verdict == Verdict.FAILED
+
+
+def test_a_crash_or_a_timeout_is_never_left_to_a_gpu():
+    crashed = RunEnd(-11, failed=True, has_results=True, cpu_backend=True, failures_left_to_gpu=True)
+    assert decide(crashed) == "crashed (SIGSEGV)"
+    assert decide(RunEnd(None, timed_out=True, has_results=True, cpu_backend=True, failures_left_to_gpu=True)) == Verdict.TIMED_OUT
