@@ -98,3 +98,31 @@ def record_bytes(
              elems_per_block=layout[1], elems_per_thread=layout[2])
     ).encode()
     return b"KLR1" + struct.pack("<I", len(header)) + header + struct.pack("<Q", len(payload)) + payload
+
+
+def judge_stand_in(tmp_path: Path, backend: str, expected: bytes, produced: bytes, exit_code: int,
+                   not_applicable: tuple = (), failures_left_to_gpu: bool = True):
+    """The verdict on one public-group run of a shell script standing in for the starter's test
+    executable: the reference's records are `expected`; the script writes `produced` (records as
+    the harness writes them), prints the CPU backend's warning and exits with `exit_code`."""
+    from kernellab.grading.groups import judge_group, run_group
+    from kernellab.grading.resources import GpuLock
+    from kernellab.grading.run import GradingRun
+    from kernellab.grading.targets import executable
+    from kernellab.manifest import load_assignment
+    from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
+
+    run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), backend, tmp_path / "work", sandbox=None, seed=1)
+    run.reference.recorded = True
+    run.gpu_lock = GpuLock(tmp_path / "gpu.lock")
+    reference_records = tmp_path / "work" / "reference-records" / "saxpy.public.rec"
+    reference_records.parent.mkdir(parents=True)
+    reference_records.write_bytes(expected)
+    (tmp_path / "produced.rec").write_bytes(produced)
+    program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
+    program.parent.mkdir(parents=True)
+    program.write_text(f'#!/bin/sh\ncp {tmp_path / "produced.rec"} "$KERNELLAB_RECORD"\n'
+                       "echo 'warning: warp-synchronous race in kernel scan' >&2\n"
+                       f"exit {exit_code}\n")
+    program.chmod(0o755)
+    return judge_group(run, run_group(run, tmp_path / "job", "saxpy", "public", not_applicable), failures_left_to_gpu)

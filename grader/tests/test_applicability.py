@@ -4,8 +4,12 @@ which of the reference's records that excludes."""
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from helpers import judge_stand_in, record_bytes
 from kernellab import applicability
-from kernellab.applicability import CONDITIONS, PREFIX, probe_library, probe_target, unmet, without_not_applicable
+from kernellab.applicability import CONDITIONS, PREFIX, Condition, probe_library, probe_target, unmet, without_not_applicable
+from kernellab.verdict import Verdict
 
 LIFTED = next(condition for condition in CONDITIONS if condition.probe == "lifted_mssp")
 BLOCK_1024 = next(condition for condition in CONDITIONS if condition.probe == "host_block_1024")
@@ -87,3 +91,23 @@ def test_every_condition_has_a_probe_in_the_pbb_tests():
             assert f" {condition.probe.removeprefix('host_block_')}" in probes, condition.probe
         else:
             assert f" {condition.probe} " in probes, condition.probe
+
+
+def test_a_run_s_records_of_a_case_not_applicable_are_set_aside_not_taken_for_forged(tmp_path):
+    # Seen on an H100 with the 2024 handout under pbb: reduce-block's isolated build held the
+    # reference's chunk choice, so its tests ran mapReduce of Mssp in blocks of 1024, which the
+    # handout's own code does not promise; the records of that case read as forged, and the
+    # launch's failure as a race-check finding.
+    values = np.arange(1, 6, dtype=np.int32)
+    applicable = dict(test="saxpy scales - Add<int>", case="n := 5, block := 32")
+    beyond = dict(test="saxpy scales - Add<int>", case="n := 5, block := 1024")
+    condition = Condition("host_block_1024", (("saxpy", r"saxpy .*"),), r"block := 1024", "beyond the promise")
+    expected = record_bytes(values, "expected", **applicable) + record_bytes(values, "expected", **beyond)
+    produced = (record_bytes(values, "device", **applicable) + record_bytes(values + 1, "device", **beyond)
+                + record_bytes(values, "end", test="", case="", check=""))
+    result = judge_stand_in(tmp_path / "beyond", "cuda", expected, produced, 1, not_applicable=(condition,))
+    assert result.verdict == Verdict.PASSED, result.detail
+    assert f"saxpy scales - Add<int> (1 case): {PREFIX}beyond the promise" in result.detail
+    # The applicable case still counts.
+    wrong = record_bytes(values + 1, "device", **applicable) + record_bytes(values, "end", test="", case="", check="")
+    assert judge_stand_in(tmp_path / "wrong", "cuda", expected, wrong, 1, not_applicable=(condition,)).verdict == Verdict.FAILED

@@ -8,40 +8,18 @@ The test program is a shell script standing in for the starter's test executable
 the records the harness would (helpers.record_bytes) and exits as the CPU backend's would.
 """
 
-import stat
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from helpers import record_bytes
-from kernellab.grading.groups import judge_group, run_group
-from kernellab.grading.resources import GpuLock
-from kernellab.grading.run import GradingRun
-from kernellab.grading.targets import executable
-from kernellab.manifest import load_assignment
-from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
+from helpers import judge_stand_in, record_bytes
 from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, RunEnd, Verdict, decide
 
 VALUES = np.arange(1, 6, dtype=np.int32)
 
 
-def judged(tmp_path: Path, backend: str, values: np.ndarray, exit_code: int, failures_left_to_gpu: bool = True):
-    run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), backend, tmp_path / "work", sandbox=None, seed=1)
-    run.reference.recorded = True
-    run.gpu_lock = GpuLock(tmp_path / "gpu.lock")
-    expected = tmp_path / "work" / "reference-records" / "saxpy.public.rec"
-    expected.parent.mkdir(parents=True)
-    expected.write_bytes(record_bytes(VALUES, "expected"))
-    produced = tmp_path / "produced.rec"
-    produced.write_bytes(record_bytes(values, "device"))
-    program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
-    program.parent.mkdir(parents=True)
-    program.write_text(f'#!/bin/sh\ncp {produced} "$KERNELLAB_RECORD"\n'
-                       "echo 'warning: warp-synchronous race in kernel scan' >&2\n"
-                       f"exit {exit_code}\n")
-    program.chmod(program.stat().st_mode | stat.S_IXUSR)
-    return judge_group(run, run_group(run, tmp_path / "job", "saxpy", "public"), failures_left_to_gpu)
+def judged(tmp_path, backend: str, values: np.ndarray, exit_code: int, failures_left_to_gpu: bool = True):
+    return judge_stand_in(tmp_path, backend, record_bytes(VALUES, "expected"), record_bytes(values, "device"), exit_code,
+                          failures_left_to_gpu=failures_left_to_gpu)
 
 
 def test_a_warned_run_with_right_results_is_left_to_a_gpu(tmp_path):

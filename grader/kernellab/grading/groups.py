@@ -2,6 +2,7 @@
 the reference's, and run again alone the groups that may have failed through their neighbours."""
 
 import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -99,7 +100,11 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
     # The cases beyond what the submission's code promises: the tests skip them, the judge too.
     applicable, not_applicable = applicability.without_not_applicable(expected.records, ran.tests, ran.not_applicable)
     produced = read_records(ran.records)
-    checks = judge(applicable, produced.records)
+    # And the run's own records of them: a task's isolated build may hold the reference's helpers
+    # (the reference's chunk choice beside the course's host wrappers), so its tests can run a
+    # case that the submission's own code does not promise; what that case did is no result.
+    own, _ = applicability.without_not_applicable(produced.records, ran.tests, ran.not_applicable)
+    checks = judge(applicable, own)
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
     end = outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous,
@@ -201,6 +206,11 @@ def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseRes
 def first_reported_error(output: str) -> str:
     """The message of the first exception that ended a test case, as the run printed it (it
     explains a missing result; it is feedback, never a verdict)."""
+    return next(reported_errors(output), "")
+
+
+def reported_errors(output: str) -> Iterator[str]:
+    """The messages of the exceptions that ended test cases, in the order the run printed them."""
     lines = output.splitlines()
     for index, line in enumerate(lines):
         if _UNEXPECTED_EXCEPTION.search(line):
@@ -210,5 +220,4 @@ def first_reported_error(output: str) -> str:
                     break
                 if not _CAPTURED_VALUE.match(following.strip()):
                     message.append(following.strip())
-            return " ".join(message)
-    return ""
+            yield " ".join(message)
