@@ -14,6 +14,7 @@ of compiling them again, and the reference's records, made once. grading/race_st
 `check_races` beside the GPU's runs and turns what it finds into findings.
 """
 
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from kernellab.backend import Backend
 from kernellab.errors import InputError
 from kernellab.grading import isolation, reference
 from kernellab.grading.building import build, cpu_fixed_orders_arg, student_role_args
-from kernellab.grading.groups import first_reported_error, judge_group, run_group
+from kernellab.grading.groups import judge_group, reported_errors, run_group
 from kernellab.grading.model import GradingError
 from kernellab.grading.run import GradingRun
 from kernellab.isolate import Isolation
@@ -46,6 +47,8 @@ PREBUILT_RUNTIME = Path("grader/cpu/libkernellab_cpu_runtime.a")
 # The check's verdict where the reference does not build or record on the grading machine's CPU
 # backend (a GPU host without Boost.Context, say): the machine's shortcoming, never the student's.
 UNAVAILABLE = "not run: the reference does not build or run on this machine's CPU backend"
+# How the CPU backend's runtime starts the message of a race it found (grader/cpu/src/runtime.cpp).
+_RACE = re.compile(r"race in kernel ")
 
 
 @dataclass(frozen=True)
@@ -114,5 +117,12 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
         if result.verdict == Verdict.PASSED:
             checks[name] = RaceCheck(name, result.verdict)
         else:
-            checks[name] = RaceCheck(name, result.verdict, first_reported_error(ran.outcome.output) or result.detail)
+            checks[name] = RaceCheck(name, result.verdict, race_reported(ran.outcome.output) or result.detail)
     return checks
+
+
+def race_reported(output: str) -> str:
+    """What the check found, as the run reported it: the first race, else the first error (a case
+    the submission's code does not promise may end in a failed launch before the race shows)."""
+    errors = list(reported_errors(output))
+    return next((error for error in errors if _RACE.search(error)), errors[0] if errors else "")

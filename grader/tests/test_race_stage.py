@@ -99,3 +99,21 @@ def test_a_grading_machine_where_the_cpu_backend_does_not_build_costs_nobody_any
     assert "Boost" in feedback and "\n" not in feedback
     run_race_check(grading, assignment.reference_dir, tmp_path / "job2", built)
     assert not (tmp_path / "job2").exists()
+
+
+def test_the_check_reports_the_race_not_a_failed_launch_before_it():
+    # Seen on an H100 with a 2024 course submission under pbb: its failed launches in blocks of
+    # 1024 (not applicable to its host wrappers) came first in the output, the race later.
+    launch = "/t/test_scan_multi.cu:18: kernel launch failed: cudaErrorInvalidValue (invalid argument)"
+    output = (
+        "/t/test_scan_multi.cu:27: FAILED:\ndue to unexpected exception with messages:\n  n := 1\n  block := 1024 (0x400)\n"
+        "  /t/test_scan_multi.cu:18: kernel launch failed:\n  cudaErrorInvalidValue (invalid argument)\n\n"
+        "/t/test_scan_multi.cu:27: FAILED:\ndue to unexpected exception with messages:\n  n := 131071 (0x1ffff)\n"
+        "  block := 32\n  warp-synchronous race in kernel scan3rdKernel<OP, CHUNK> launched at /t/\n"
+        "  host_skel.cuh:216: the result depends on the order of the lanes within a warp\n\n"
+    )
+    assert race_check.race_reported(output) == (
+        "warp-synchronous race in kernel scan3rdKernel<OP, CHUNK> launched at /t/ host_skel.cuh:216: the result "
+        "depends on the order of the lanes within a warp")
+    assert race_check.race_reported(output[: output.index("/t/test_scan_multi.cu:27", 10)]) == launch
+    assert race_check.race_reported("All tests passed\n") == ""
