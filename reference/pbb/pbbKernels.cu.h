@@ -191,7 +191,9 @@ copyFromGlb2ShrMem( const uint32_t glb_offs
  *
  * The block writes `shmem_red[0 .. CHUNK*blockDim.x)` to `d_out[glb_offs ..]`, in the same
  * order, skipping every element whose global index is `N` or more (it lies outside the array).
- * The caller synchronizes before the call, so the whole tile is ready.
+ * The caller synchronizes before the call, so the whole tile is ready. Ends with
+ * `__syncthreads()`, as the course's does, so the caller may overwrite the tile on return (the
+ * course's scan3rdKernel loads the next tile into the same shared memory right after).
  *
  * Constraint: as in `copyFromGlb2ShrMem`, the threads of a warp must write consecutive
  * elements of `d_out` in each iteration.
@@ -216,6 +218,7 @@ copyFromShr2GlbMem( const uint32_t glb_offs
             d_out[glb_ind] = elm;
         }
     }
+    __syncthreads();
 }
 
 /*****************************************/
