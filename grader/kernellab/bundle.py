@@ -156,6 +156,8 @@ def bundle_files(assignment: Assignment) -> dict[str, BundleFile]:
     assignment_dir = assignment.manifest_path.parent
     for entry in ASSIGNMENT_ENTRIES:
         files.update(_tree(assignment_dir / entry, f"assignments/{assignment.id}/{entry}"))
+    # Another assignment's tests that this one shares (build.tests), where the build looks for them.
+    files.update(_tree(assignment.tests_dir, assignment.tests_dir.relative_to(root).as_posix()))
     # The skeleton as the markers give it now, whatever is committed (`check` compares the two).
     for name, content in strip_tree(assignment.reference_dir, assignment.written_task_ids).items():
         files[f"skeleton/{assignment.id}/{name}"] = BundleFile(content)

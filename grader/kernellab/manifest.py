@@ -95,6 +95,13 @@ class Assignment:
     tasks: tuple[Task, ...]
     grading: Grading = Grading()
     speed: tuple[SpeedCase, ...] = ()
+    # The folder of the test sources (test_<tests>.cu), relative to the root: the assignment's
+    # own `tests`, or another assignment's that it shares (`build.tests`).
+    tests: str = ""
+
+    @property
+    def tests_dir(self) -> Path:
+        return self.root / self.tests if self.tests else self.manifest_path.parent / "tests"
 
     @property
     def reference_dir(self) -> Path:
@@ -172,7 +179,7 @@ def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
     directory_name = path.parent.name
     if table["id"] != directory_name:
         raise field_error("id", f"{table['id']!r} does not match the assignment's directory name {directory_name!r}")
-    reference, skeleton = _build(table["build"])
+    reference, skeleton, tests = _build(table["build"])
     tasks = parse_tasks(table["tasks"])
     grading = _grading(table.get("grading", {}))
     if (grading.large_size_range is None) == any(task.large_cases for task in tasks):
@@ -190,6 +197,7 @@ def _assignment(table: dict[str, Any], path: Path, root: Path) -> Assignment:
         tasks=tasks,
         grading=grading,
         speed=_speed_cases(table.get("speed", []), {task.id for task in tasks}),
+        tests=tests,
     )
 
 
@@ -211,10 +219,13 @@ def _files(table: dict) -> Files:
     return Files(required=required, optional=optional, entry=table["entry"], aliases=dict(aliases))
 
 
-def _build(table: dict) -> tuple[str, str]:
-    check_fields(table, "build", {"reference": str, "skeleton": str}, {})
+def _build(table: dict) -> tuple[str, str, str]:
+    check_fields(table, "build", {"reference": str, "skeleton": str}, {"tests": str})
     reference, skeleton = PurePosixPath(table["reference"]), PurePosixPath(table["skeleton"])
-    for field, directory in (("build.reference", reference), ("build.skeleton", skeleton)):
+    folders = {"build.reference": reference, "build.skeleton": skeleton}
+    if "tests" in table:  # another assignment's test sources, shared
+        folders["build.tests"] = PurePosixPath(table["tests"])
+    for field, directory in folders.items():
         if directory.is_absolute() or ".." in directory.parts or not directory.parts:
             raise field_error(field, f"{str(directory)!r} must be a relative path inside the repository")
     # `strip` deletes and rewrites the skeleton directory: it must hold nothing else.
@@ -222,7 +233,7 @@ def _build(table: dict) -> tuple[str, str]:
         raise field_error("build.skeleton", "must not contain or lie inside build.reference")
     if PurePosixPath("assignments").is_relative_to(skeleton):
         raise field_error("build.skeleton", "must not contain the assignments directory")
-    return str(reference), str(skeleton)
+    return str(reference), str(skeleton), table.get("tests", "")
 
 
 def _grading(table: dict) -> Grading:

@@ -12,6 +12,7 @@ The file it writes sets, in the scope that includes it:
   manifest_task_tests         each tested task's `tests` name, in manifest order
   manifest_warn_tests         the `tests` of the tasks with warp_synchronous = "warn"
   manifest_large_tests        the `tests` of the tasks with large_cases = true
+  manifest_tests_dir          the folder of the test sources, relative to the repository root
 """
 
 import sys
@@ -45,6 +46,7 @@ def cmake_text(assignment: Assignment) -> str:
     warn = [task.tests for task in tested if task.warp_synchronous == "warn"]
     lines.append(_set("manifest_warn_tests", warn, "tasks.warp_synchronous"))
     lines.append(_set("manifest_large_tests", [task.tests for task in tested if task.large_cases], "tasks.large_cases"))
+    lines.append(_set("manifest_tests_dir", [assignment.tests_dir.relative_to(assignment.root).as_posix()], "build.tests"))
     return "\n".join(lines) + "\n"
 
 

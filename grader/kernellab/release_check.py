@@ -144,8 +144,8 @@ def _missing_task_files(assignment: Assignment, task: Task) -> list[str]:
     if task.answers is not None:
         present = (assignment.reference_dir / task.answers).is_file()
         return [] if present else [f"{assignment.reference}/{task.answers} (answers of task {task.id})"]
-    source = assignment.manifest_path.parent / "tests" / f"test_{task.tests}.cu"
-    return [] if source.is_file() else [f"assignments/{assignment.id}/tests/{source.name} (task {task.id})"]
+    source = assignment.tests_dir / f"test_{task.tests}.cu"
+    return [] if source.is_file() else [f"{source.relative_to(assignment.root).as_posix()} (task {task.id})"]
 
 
 def check_skeleton_up_to_date(context: Context) -> CheckResult:

@@ -93,6 +93,8 @@ VALID = manifest_text()
         ('skeleton = "skeleton/x"', 'skeleton = "."', "build.skeleton"),
         ('skeleton = "skeleton/x"', 'skeleton = "../elsewhere"', "build.skeleton: '../elsewhere' must be"),
         ('skeleton = "skeleton/x"\n', "", "build.skeleton: missing"),
+        ('skeleton = "skeleton/x"\n', 'skeleton = "skeleton/x"\ntests = "/abs/tests"\n', "build.tests: '/abs/tests' must be"),
+        ('skeleton = "skeleton/x"\n', 'skeleton = "skeleton/x"\ntests = 3\n', "build.tests: expected a str"),
     ],
 )
 def test_manifest_errors_name_the_file_and_the_field(tmp_path: Path, old: str, new: str, message: str):

@@ -178,3 +178,15 @@ def test_on_the_gpu_backend_only_warn_tasks_are_built_with_pauses_that_never_spl
 
     assert defines_warn("pmph-w2_test_scan_warp")
     assert not defines_warn("pbb_test_scan_warp")
+
+
+def test_the_tests_folder_reaches_the_build_from_the_manifest(tmp_path: Path):
+    """Its own `tests` folder by default; another assignment's with build.tests."""
+    root = starter_root(tmp_path / "repo")
+    manifest = root / "assignments" / ID / "assignment.toml"
+    output = tmp_path / "manifest.cmake"
+    write_cmake_file(manifest, output)
+    assert f"set(manifest_tests_dir [=[assignments/{ID}/tests]=])" in output.read_text()
+    manifest.write_text(manifest.read_text().replace("[build]\n", '[build]\ntests = "assignments/other/tests"\n'))
+    write_cmake_file(manifest, output)
+    assert "set(manifest_tests_dir [=[assignments/other/tests]=])" in output.read_text()

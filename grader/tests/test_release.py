@@ -154,3 +154,15 @@ def test_the_unpacked_handout_builds_and_its_self_check_fails_a_missing_stub(pbb
     verdicts = [(result["id"], result["verdict"]) for result in results]
     assert verdicts == [(task.id, expected)], f"{backend}\n{completed.stdout}"
     assert completed.returncode == (1 if expected == Verdict.FAILED else 0), completed.stdout + completed.stderr
+
+
+def test_an_assignment_that_shares_another_s_tests_ships_them_where_its_build_looks():
+    # pmph-w2 runs pbb's tests (build.tests): its handout holds them, and not pbb's manifest or
+    # CMakeLists, which would make a second assignment of the handout.
+    pmph_w2 = load_assignment(REAL_ROOT, "pmph-w2")
+    assert pmph_w2.tests_dir == REAL_ROOT / "assignments" / "pbb" / "tests"
+    files = bundle_files(pmph_w2)
+    shared = {path for path in files if path.startswith("assignments/pbb/")}
+    assert {"assignments/pbb/tests/test_copy.cu", "assignments/pbb/tests/probes.cmake"} <= shared
+    assert all(path.startswith("assignments/pbb/tests/") for path in shared)
+    assert PBB.tests_dir == REAL_ROOT / "assignments" / "pbb" / "tests"
