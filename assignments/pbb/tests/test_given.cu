@@ -33,7 +33,11 @@ TEMPLATE_TEST_CASE("mapredNaive reduces the whole array into element 0", "[given
     // scratch array of 2N (its driver's), since its levels need not fit in N.
     if (n < 2) { return; }
     const auto input = pbb::Inputs<OP>::make(n, n + 1);
-    DeviceBuffer<typename OP::InpElTp> d_in(input);
+    // A poisoned element follows the input: the last pair of an odd N has no second element, and
+    // a read of d_in[N] must not pass by luck (fresh GPU memory there is often zero).
+    std::vector<typename OP::InpElTp> padded(input);
+    padded.push_back(kernellab::poisonValue<typename OP::InpElTp>());
+    DeviceBuffer<typename OP::InpElTp> d_in(padded);
     DeviceBuffer<typename OP::RedElTp> d_out(2 * size_t(n));
     mapredNaive<OP>(block, n, d_out.data(), d_in.data());
     KL_CHECK_LAUNCH();
