@@ -47,7 +47,7 @@ PREBUILT_RUNTIME = Path("grader/cpu/libkernellab_cpu_runtime.a")
 # The check's verdict where the reference does not build or record on the grading machine's CPU
 # backend (a GPU host without Boost.Context, say): the machine's shortcoming, never the student's.
 UNAVAILABLE = "not run: the reference does not build or run on this machine's CPU backend"
-# How the CPU backend's runtime starts the message of a race it found (grader/cpu/src/runtime.cpp).
+# What the CPU backend's runtime says of a race it found, within a warp or not (grader/cpu/src/runtime.cpp).
 _RACE = re.compile(r"race in kernel ")
 
 
