@@ -229,6 +229,12 @@ def junit(grade: Grade) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
 
 
+def shows_output(row: Entry) -> bool:
+    """Whether the feedback shows what a row says: a problem, or a warning beside a pass (a
+    warp-synchronous race that the task accepts)."""
+    return bool(row.output) and (not row.passed or "warning: " in row.output)
+
+
 def markdown(grade: Grade) -> str:
     lines = [f"# {grade.assignment}: feedback for {grade.student}", "", *summary(grade).split("\n"), ""]
     lines += ["| test | points | verdict |", "|---|---|---|"]
@@ -238,7 +244,7 @@ def markdown(grade: Grade) -> str:
         lines += ["", "## Speed", "", "| case | size | kernel | time (us) | GB/s |", "|---|---|---|---|---|"]
         lines += [f"| {case} | {size} | {kernel} | {micros:.1f} | {gbps:.0f} |" for case, size, kernel, micros, gbps in speed_rows]
     for row in entries(grade):
-        if row.output and not row.passed:
+        if shows_output(row):
             lines += ["", f"## {row.name}: {row.verdict}", "", "```", row.output, "```"]
     return "\n".join(lines) + "\n"
 
@@ -294,7 +300,7 @@ def html_page(grade: Grade) -> str:
     details = "".join(
         f"<h2>{html.escape(row.name)}: {html.escape(row.verdict)}</h2><pre>{html.escape(row.output)}</pre>"
         for row in rows
-        if row.output and not row.passed
+        if shows_output(row)
     )
     title = f"{grade.assignment}: feedback for {grade.student}"
     chart_uri = speed_chart(grade)

@@ -216,3 +216,12 @@ def test_a_missing_result_is_explained_by_the_exception_the_run_reported():
         "memory access was encountered)"
     )
     assert first_reported_error("All tests passed\n") == ""
+
+
+def test_the_feedback_shows_a_problem_and_a_warning_beside_a_pass_but_not_a_quiet_pass():
+    def row(passed: bool, output: str) -> reports.Entry:
+        return reports.Entry("scan-warp: public tests", "scan-warp", 20, 20, passed, "passed" if passed else "FAILED",
+                             output, 1.0, "public")
+    assert reports.shows_output(row(False, "first mismatch at index 2"))
+    assert reports.shows_output(row(True, "warning: warp-synchronous race in kernel scanIncWarpKernel launched at t.cu:38"))
+    assert not reports.shows_output(row(True, "")) and not reports.shows_output(row(True, "Task scan-warp is judged alone"))
