@@ -17,7 +17,7 @@ from kernellab.junit import failed_test_cases, first_failure
 from kernellab.manifest import Assignment, Task
 from kernellab.solution import check_solution, choose_assignment
 from kernellab.table import format_columns, shortened
-from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NOT_RUN, RunEnd, Verdict, decide
+from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NOT_RUN, RunEnd, Verdict, decide, lockstep_warning
 
 # Every other verdict is a problem of the solution.
 NOT_PROBLEMS = (Verdict.PASSED, *NOT_RUN)
@@ -183,7 +183,7 @@ def task_verdict(tested: cmake.Completed, report: Path, timeout_s: float, cpu_ba
         reason = _NO_GPU_LINE.search(tested.output)
         return verdict, f"no CUDA device ({reason[1]})" if reason else "no CUDA device", []
     if verdict == Verdict.PASSED:
-        return verdict, "", []
+        return verdict, f"warning: {race}" if (race := lockstep_warning(tested.output)) else "", []
     failure = first_failure(report)
     if verdict == Verdict.NEEDS_GPU:
         return verdict, f"{LOCKSTEP_WRONG}\n{failure.test_case}\n{failure.message}" if failure else LOCKSTEP_RIGHT, []

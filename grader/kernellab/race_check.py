@@ -32,7 +32,7 @@ from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
-from kernellab.verdict import Verdict
+from kernellab.verdict import Verdict, lockstep_warning
 
 # Small enough for every launch under three thread orders in seconds; just over a block of 1024,
 # and one partial warp, as the sanitizers' sizes (sanitizer.py).
@@ -57,7 +57,8 @@ class RaceCheck:
     # PASSED, or the group's verdict on the CPU backend (failed, crashed, build failed, ...).
     verdict: str
     # What the check found: the race the run reported ("race in kernel K launched at file:line:
-    # ..."), else the group's first failure; "" when it passed.
+    # ..."), else the group's first failure; when it passed, the warning of a warp-synchronous
+    # race that the task accepts, or "".
     finding: str = ""
 
 
@@ -115,7 +116,8 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
         ran = run_group(run, job, name, GROUP, not_applicable)
         result = judge_group(run, ran, failures_left_to_gpu=False)
         if result.verdict == Verdict.PASSED:
-            checks[name] = RaceCheck(name, result.verdict)
+            # A warp-synchronous race that the task's policy accepts: right in lockstep, a warning.
+            checks[name] = RaceCheck(name, result.verdict, lockstep_warning(ran.outcome.output))
         else:
             checks[name] = RaceCheck(name, result.verdict, race_reported(ran.outcome.output) or result.detail)
     return checks

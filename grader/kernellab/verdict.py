@@ -6,6 +6,7 @@ read to a `RunEnd`, and `decide` words it. The words are strings (StrEnum), so t
 JSON written before read the same.
 """
 
+import re
 import signal
 from dataclasses import dataclass
 from enum import StrEnum
@@ -36,12 +37,24 @@ class Verdict(StrEnum):
 # Verdicts that give no verdict on the code: it could not run here.
 NOT_RUN = (Verdict.NO_GPU, Verdict.NEEDS_GPU)
 
-# What NEEDS_GPU means, with right and with wrong results, and beside what the run measured.
+# What NEEDS_GPU means, with right and with wrong results, and beside what the run measured. The
+# CPU backend keeps a warp's lanes in step at each application of the tests' operators only
+# (kernellab/lockstep.hpp): code that needs lockstep elsewhere computes wrong values there.
 LOCKSTEP_RIGHT = "warp-synchronous code: right on the CPU backend; only a GPU can confirm it"
 LOCKSTEP_WRONG = ("warp-synchronous code: its results depend on a warp's lanes running in lockstep, and the CPU "
-                  "backend runs them one after another between barriers; only a GPU can give this verdict. What "
-                  "the CPU backend's lanes computed:")
-LOCKSTEP_MEASUREMENT = "measured on the CPU backend, which ran a warp's lanes one after another: a GPU gives the verdict"
+                  "backend keeps them in step only at each application of the tests' operators; only a GPU can "
+                  "give this verdict. What the CPU backend's lanes computed:")
+LOCKSTEP_MEASUREMENT = ("measured on the CPU backend, which keeps a warp's lanes in step only at each operator "
+                        "application: a GPU gives the verdict")
+# How the CPU backend's runtime prints each warp-synchronous race that it only warns of.
+_LOCKSTEP_WARNING = re.compile(r": warning: (warp-synchronous race in .*)$", re.MULTILINE)
+
+
+def lockstep_warning(output: str) -> str:
+    """The first warp-synchronous race that a run's output warns of, or "". The student's process
+    prints it: it can add a warning to the feedback, never a point."""
+    found = _LOCKSTEP_WARNING.search(output)
+    return found[1] if found else ""
 
 
 class Status(StrEnum):

@@ -1,8 +1,8 @@
-"""On the CPU backend, a run that warned of warp-synchronous code (exit status 77 after its
-results) is left to a GPU, failed cases included: the backend runs a warp's lanes one after
-another between barriers, so the course's lockstep idiom computes wrong values there that it
-does not compute on a GPU. A GPU grade's race check counts such failures all the same, since only
-the run's own exit status says that it warned.
+"""On the CPU backend, where a task accepts the lockstep idiom, the tests' operators keep a warp's
+lanes in step at each application (kernellab/lockstep.hpp): a run that is right so passes, with
+the warning. A run that warned and failed (exit status 77: lockstep needed elsewhere) is left to
+a GPU; a GPU grade's race check counts such failures all the same, since only the run's own exit
+status says that it warned.
 
 The test program is a shell script standing in for the starter's test executable: it writes
 the records the harness would (helpers.record_bytes) and exits as the CPU backend's would.
@@ -11,7 +11,7 @@ the records the harness would (helpers.record_bytes) and exits as the CPU backen
 import numpy as np
 import pytest
 
-from helpers import judge_stand_in, record_bytes
+from helpers import STAND_IN_WARNING, judge_stand_in, record_bytes
 from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, RunEnd, Verdict, decide
 
 VALUES = np.arange(1, 6, dtype=np.int32)
@@ -20,6 +20,12 @@ VALUES = np.arange(1, 6, dtype=np.int32)
 def judged(tmp_path, backend: str, values: np.ndarray, exit_code: int, failures_left_to_gpu: bool = True):
     return judge_stand_in(tmp_path, backend, record_bytes(VALUES, "expected"), record_bytes(values, "device"), exit_code,
                           failures_left_to_gpu=failures_left_to_gpu)
+
+
+def test_a_run_right_in_lockstep_passes_with_the_warning(tmp_path):
+    result = judged(tmp_path, "cpu", VALUES, 0)
+    assert result.verdict == Verdict.PASSED
+    assert result.detail == "warning: " + STAND_IN_WARNING.split(": warning: ", 1)[1]
 
 
 def test_a_warned_run_with_right_results_is_left_to_a_gpu(tmp_path):

@@ -117,3 +117,12 @@ def test_the_check_reports_the_race_not_a_failed_launch_before_it():
         "depends on the order of the lanes within a warp")
     assert race_check.race_reported(output[: output.index("/t/test_scan_multi.cu:27", 10)]) == launch
     assert race_check.race_reported("All tests passed\n") == ""
+
+
+def test_a_passed_check_that_warned_of_the_lockstep_idiom_warns_and_costs_nothing():
+    # pmph-w2's scan-warp with the course's lockstep scan: right with the lanes in step, a warning.
+    assignment = load_assignment(REAL_ROOT, "pmph-w2")
+    warning = "warp-synchronous race in kernel scanIncWarpKernel launched at t.cu:30: add __syncwarp()"
+    grades = grade_with(assignment, {"scan_warp": RaceCheck("scan_warp", Verdict.PASSED, warning)})
+    assert grades["scan-warp"].points == grades["scan-warp"].max_points
+    assert f"warning: the CPU backend's race check (sizes 33 and 1025) found: {warning}" in grades["scan-warp"].feedback

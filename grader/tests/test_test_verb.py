@@ -178,6 +178,10 @@ def test_on_the_cpu_backend_exit_code_77_leaves_the_tests_to_a_gpu_right_results
                                                  cpu_backend=True)
     assert (verdict, failed_cases) == (Verdict.NEEDS_GPU, [])
     assert detail == f"{LOCKSTEP_WRONG}\nglb2shr pads past N/int, 7 per thread\n{V2_FIRST_MESSAGE}"
+    # Right with the lanes in step: a pass, with the warning.
+    warned = "t.cu:9: warning: warp-synchronous race in kernel scan launched at t.cu:9: add __syncwarp()\n"
+    assert task_verdict(cmake.Completed(0, warned), tmp_path / "none.xml", 300, cpu_backend=True) == (
+        PASSED, "warning: warp-synchronous race in kernel scan launched at t.cu:9: add __syncwarp()", [])
     # Without the warning, the CPU backend's failures are failures.
     assert task_verdict(cmake.Completed(1, ""), write_report(tmp_path, CATCH2_V2_REPORT), 300, cpu_backend=True)[0] == FAILED
 

@@ -7,6 +7,10 @@
 // non-const volatile references, MyInt4 has no copy from a volatile object, the host helpers
 // have 2020-2023 or 2024-2025 names). What the course's code does not promise is decided in
 // pbb_applicability.cuh.
+//
+// The tests call the solution's functions with kernellab::Stepped<OP> (kernellab/lockstep.hpp):
+// `OP` on a GPU; on the CPU backend, where a task accepts the lockstep idiom, an `OP` whose
+// applications make a warp's lanes take turns as in lockstep.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +26,7 @@
 #include "kernellab/device_buffer.hpp"
 #include "kernellab/inputs.hpp"
 #include "kernellab/jitter.hpp"
+#include "kernellab/lockstep.hpp"
 #include "kernellab/property.hpp"
 
 /** Maximum, a commutative operator whose identity is not zero. */

@@ -37,7 +37,7 @@ __global__ void scanIncWarpDepthKernel(Depth* d_returned, Depth* d_in_place, con
     const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
     shmem[threadIdx.x] = d_in[gid];
     __syncthreads();
-    const Depth res = scanIncWarp<DepthAdd>(shmem, threadIdx.x);
+    const Depth res = scanIncWarp<kernellab::Stepped<DepthAdd>>(shmem, threadIdx.x);
     __syncthreads();
     d_returned[gid] = res;
     d_in_place[gid] = DepthAdd::remVolatile(shmem[threadIdx.x]);

@@ -39,7 +39,7 @@ TEMPLATE_TEST_CASE("mapredNaive reduces the whole array into element 0", "[given
     padded.push_back(kernellab::poisonValue<typename OP::InpElTp>());
     DeviceBuffer<typename OP::InpElTp> d_in(padded);
     DeviceBuffer<typename OP::RedElTp> d_out(2 * size_t(n));
-    mapredNaive<OP>(block, n, d_out.data(), d_in.data());
+    mapredNaive<kernellab::Stepped<OP>>(block, n, d_out.data(), d_in.data());
     KL_CHECK_LAUNCH();
     const std::vector<typename OP::RedElTp> result{d_out.download()[0]};
     const auto expected = [&] { return std::vector<typename OP::RedElTp>{pbb::reduceModel<OP>(pbb::mapAll<OP>(input))}; };
@@ -60,7 +60,7 @@ TEMPLATE_TEST_CASE("redAssocKernel reduces each block's consecutive range", "[gi
     const auto input = pbb::Inputs<OP>::make(n, n + 2);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<typename OP::RedElTp> d_tmp(blocks);
-    redAssocKernel<OP, CHUNK><<<blocks, block, block * CHUNK * sizeof(typename OP::RedElTp)>>>(
+    redAssocKernel<kernellab::Stepped<OP>, CHUNK><<<blocks, block, block * CHUNK * sizeof(typename OP::RedElTp)>>>(
         d_tmp.data(), d_in.data(), n, seq_chunks);
     KL_CHECK_LAUNCH();
 
@@ -84,7 +84,7 @@ TEMPLATE_TEST_CASE("scan1Block scans up to 1024 elements in place", "[given]", A
     const auto input = pbb::mapAll<OP>(pbb::Inputs<OP>::make(n, n + 3));
     DeviceBuffer<typename OP::RedElTp> d_inout(input);
     const uint32_t block = pbb::warpMultiple(n);
-    scan1Block<OP><<<1, block, block * sizeof(typename OP::RedElTp)>>>(d_inout.data(), n);
+    scan1Block<kernellab::Stepped<OP>><<<1, block, block * sizeof(typename OP::RedElTp)>>>(d_inout.data(), n);
     KL_CHECK_LAUNCH();
     KL_REQUIRE_EQUAL(d_inout.download(), [&] { return pbb::scanModel<OP>(input); }(), pbb::Equals<OP>{},
                      (kernellab::Layout{block, block}));

@@ -14,7 +14,7 @@ TEMPLATE_TEST_CASE("redAssoc1Block reduces up to 1024 elements in index order in
     const auto input = pbb::mapAll<OP>(pbb::Inputs<OP>::make(n, seed));
     DeviceBuffer<typename OP::RedElTp> d_inout(input);
     const uint32_t block = pbb::warpMultiple(n);
-    redAssoc1Block<OP><<<1, block, block * sizeof(typename OP::RedElTp)>>>(d_inout.data(), n);
+    redAssoc1Block<kernellab::Stepped<OP>><<<1, block, block * sizeof(typename OP::RedElTp)>>>(d_inout.data(), n);
     KL_CHECK_LAUNCH();
 
     const std::vector<typename OP::RedElTp> result{d_inout.download()[0]};
@@ -36,7 +36,7 @@ TEMPLATE_TEST_CASE("redCommuKernel leaves one partial result per block for a com
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<typename OP::RedElTp> d_out(blocks);
     const uint32_t threads = blocks * block;
-    redCommuKernel<OP><<<blocks, block, block * sizeof(typename OP::RedElTp)>>>(d_out.data(), d_in.data(), n, threads);
+    redCommuKernel<kernellab::Stepped<OP>><<<blocks, block, block * sizeof(typename OP::RedElTp)>>>(d_out.data(), d_in.data(), n, threads);
     KL_CHECK_LAUNCH();
 
     // Thread t reduces the elements t, t + T, t + 2T, ...: element i belongs to block (i mod T) / B.
@@ -64,7 +64,7 @@ void checkMapReduce(uint32_t n, uint32_t block, uint64_t seed) {
     const auto input = pbb::Inputs<OP>::make(n, seed);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<typename OP::RedElTp> d_out(pbb::maxBlock());
-    kernellab::recordBytesToHost("mapReduce", [&] { mapReduce<OP>(block, n, d_out.data(), d_in.data()); });
+    kernellab::recordBytesToHost("mapReduce", [&] { mapReduce<kernellab::Stepped<OP>>(block, n, d_out.data(), d_in.data()); });
     KL_CHECK_LAUNCH();
 
     const std::vector<typename OP::RedElTp> result{d_out.download()[0]};

@@ -14,7 +14,7 @@ __global__ void scanIncBlockKernel(typename OP::RedElTp* d_out, typename OP::Red
     const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
     shmem[threadIdx.x] = gid < N ? d_in[gid] : OP::identity();
     __syncthreads();
-    typename OP::RedElTp res = scanIncBlock<OP>(shmem, threadIdx.x);
+    typename OP::RedElTp res = scanIncBlock<kernellab::Stepped<OP>>(shmem, threadIdx.x);
     if (gid < N) { d_out[gid] = res; }
 }
 

@@ -14,7 +14,7 @@ void checkScanInc(uint32_t n, uint32_t block, uint64_t seed) {
     const auto input = pbb::Inputs<OP>::make(n, seed);
     DeviceBuffer<typename OP::InpElTp> d_in(input);
     DeviceBuffer<typename OP::RedElTp> d_out(n), d_tmp(pbb::maxBlock());
-    kernellab::recordBytesToHost("scanInc", [&] { scanInc<OP>(block, n, d_out.data(), d_in.data(), d_tmp.data()); });
+    kernellab::recordBytesToHost("scanInc", [&] { scanInc<kernellab::Stepped<OP>>(block, n, d_out.data(), d_in.data(), d_tmp.data()); });
     KL_CHECK_LAUNCH();
     KL_REQUIRE_EQUAL(d_out.download(), [&] { return pbb::scanModel<OP>(pbb::mapAll<OP>(input)); }(),
                      pbb::Equals<OP>{}, kernellab::Layout{});

@@ -14,7 +14,7 @@ __global__ void scanIncWarpKernel(typename OP::RedElTp* d_returned, typename OP:
     const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
     shmem[threadIdx.x] = gid < N ? d_in[gid] : OP::identity();
     __syncthreads();
-    typename OP::RedElTp res = scanIncWarp<OP>(shmem, threadIdx.x);
+    typename OP::RedElTp res = scanIncWarp<kernellab::Stepped<OP>>(shmem, threadIdx.x);
     __syncthreads();
     if (gid < N) {
         d_returned[gid] = res;

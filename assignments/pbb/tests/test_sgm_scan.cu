@@ -17,8 +17,8 @@ __global__ void sgmScanKernel(typename OP::RedElTp* d_vals_out, char* d_flags_ou
     shmem_flags[threadIdx.x] = gid < N ? d_flags[gid] : 0;
     __syncthreads();
     ValFlg<typename OP::RedElTp> res = WHOLE_BLOCK
-        ? sgmScanIncBlock<OP, char>(shmem_vals, shmem_flags, threadIdx.x)
-        : sgmScanIncWarp<OP, char>(shmem_vals, shmem_flags, threadIdx.x);
+        ? sgmScanIncBlock<kernellab::Stepped<OP>, char>(shmem_vals, shmem_flags, threadIdx.x)
+        : sgmScanIncWarp<kernellab::Stepped<OP>, char>(shmem_vals, shmem_flags, threadIdx.x);
     if (gid < N) {
         d_vals_out[gid]  = res.v;
         d_flags_out[gid] = res.f;
@@ -54,7 +54,7 @@ void checkSgmScanInc(uint32_t n, uint32_t block, uint32_t mean_segment, uint64_t
     DeviceBuffer<char> d_flags(flags), d_tmp_flags(pbb::maxBlock());
     DeviceBuffer<typename OP::RedElTp> d_out(n), d_tmp_vals(pbb::maxBlock());
     kernellab::recordBytesToHost("sgmScanInc", [&] {
-        sgmScanInc<OP>(block, n, d_out.data(), d_flags.data(), d_in.data(), d_tmp_vals.data(), d_tmp_flags.data());
+        sgmScanInc<kernellab::Stepped<OP>>(block, n, d_out.data(), d_flags.data(), d_in.data(), d_tmp_vals.data(), d_tmp_flags.data());
     });
     KL_CHECK_LAUNCH();
     KL_REQUIRE_EQUAL(d_out.download(), pbb::valuesOf(pbb::sgmScanModel<OP>(pbb::mapAll<OP>(input), flags)),

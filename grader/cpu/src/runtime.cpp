@@ -218,12 +218,11 @@ void reportRace(const LaunchRequest& request, OrderKind kind, const DeviceMemory
     const std::string where = std::string("kernel ") + request.kernel + " launched at " + at(request.site);
     const std::string what = describe(request, difference);
     if (within_warp && !between_warps) {
-        const char* mode = settings().warp_synchronous != nullptr ? settings().warp_synchronous : request.warp_synchronous;
         const std::string message =
             "warp-synchronous race in " + where + ": the result depends on the order of the lanes within a warp (first at "
             + what + "): correct only if the lanes run in lockstep, which CUDA has not guaranteed since Volta; add "
             "__syncwarp() between the steps";
-        if (std::strcmp(mode, "warn") == 0) {
+        if (acceptsLockstep(request)) {
             std::fprintf(stderr, "%s: warning: %s\n", at(request.site).c_str(), message.c_str());
             warp_synchronous_warnings++;
             return;
@@ -240,6 +239,11 @@ void reportRace(const LaunchRequest& request, OrderKind kind, const DeviceMemory
 }  // namespace
 
 size_t maxSharedPerBlock() { return shared_optin; }
+
+bool acceptsLockstep(const LaunchRequest& request) {
+    const char* mode = settings().warp_synchronous != nullptr ? settings().warp_synchronous : request.warp_synchronous;
+    return std::strcmp(mode, "warn") == 0;
+}
 
 cudaError_t setFuncAttribute(cudaFuncAttribute attr, int value) {
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) { return cudaSuccess; }
@@ -300,14 +304,19 @@ const char* findingName(FindingKind kind) {
 }
 
 int exitStatus(int failed) {
-    if (warp_synchronous_warnings > 0) {
+    if (warp_synchronous_warnings == 0) { return failed; }
+    if (failed == 0) {
         std::fprintf(stderr,
-                     "kernellab CPU backend: %d warp-synchronous race warning(s): only a GPU can give the verdict "
-                     "of these tests (exit status 77: not run here)\n",
+                     "kernellab CPU backend: %d warp-synchronous race warning(s): right with a warp's lanes in lockstep "
+                     "(taking turns at each operator application here), as a converged warp on a GPU runs them\n",
                      int(warp_synchronous_warnings));
-        return 77;
+        return 0;
     }
-    return failed;
+    std::fprintf(stderr,
+                 "kernellab CPU backend: %d warp-synchronous race warning(s) beside failed tests: only a GPU can give "
+                 "the verdict of these tests (exit status 77: not run here)\n",
+                 int(warp_synchronous_warnings));
+    return 77;
 }
 
 }  // namespace kernellab::cpu

@@ -131,6 +131,12 @@ class BlockRunner {
         switchToNext(&discarded_, self);
         std::abort();  // a failed fiber is never resumed
     }
+    /** Lets every other ready thread run to its next suspension before `self` goes on (lockstepStep). */
+    void endStep(Fiber* self) {
+        if (!lockstep_) { return; }
+        push(self->linear);
+        switchToNext(&self->context, self);
+    }
     void* dynamicShared() { return shared_.data(); }
     void* staticShared(Fiber* self, const void* key, size_t bytes, size_t alignment);
     unsigned activeMask(const Fiber* self) const;
@@ -201,6 +207,7 @@ class BlockRunner {
     const BlockOrder* order_ = nullptr;
     uint3 block_idx_{};
     unsigned threads_ = 0;
+    bool lockstep_ = false;  // acceptsLockstep: lockstepStep takes turns
     static constexpr size_t kQueue = kMaxThreads;  // each thread is queued at most once
     std::vector<unsigned> queue_ = std::vector<unsigned>(kQueue);
     size_t queue_begin_ = kQueue, queue_end_ = kQueue;  // never below zero after pushFront
@@ -241,6 +248,7 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
     order_ = &order;
     block_idx_ = block_idx;
     threads_ = request.block.x * request.block.y * request.block.z;
+    lockstep_ = acceptsLockstep(request);
     failure_.reset();
     static_shared_.clear();
     shared_used_ = (request.dynamic_shared + 15) / 16 * 16 + kSharedRedzone;
@@ -532,6 +540,10 @@ void warpCollective(Site site, Collective kind, unsigned mask) {
 }
 
 unsigned activeMask() { return BlockRunner::current->activeMask(self()); }
+
+void lockstepStep() {
+    if (Fiber* fiber = self()) { BlockRunner::current->endStep(fiber); }
+}
 
 void threadFence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 

@@ -30,6 +30,9 @@ struct BlockOrder {
 /** Runs every block of the launch; `workers` OS threads take blocks in the order's sequence. */
 void runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsigned workers);
 
+/** Whether the launch accepts the lockstep idiom: its warp_synchronous mode is "warn". */
+bool acceptsLockstep(const LaunchRequest& request);
+
 /** "file:line". */
 std::string at(Site site);
 

@@ -124,11 +124,45 @@ TEST_CASE("Warp-synchronous code without __syncwarp is its own finding", "[warp-
     }
 }
 
-TEST_CASE("A warp-synchronous race can be only a warning, leaving the verdict to a GPU", "[.warn]") {
-    // Run with KERNELLAB_WARP_SYNCHRONOUS=warn: the launch goes on, and the exit status is 77.
+/** The unsynchronized warp scan whose lanes take turns between reading and writing, as the tests'
+ * operators make them at each application (kernellab/lockstep.hpp). */
+__global__ void steppedWarpScan(int* out, const int* in) {
+    extern __shared__ int shared[];
+    volatile int* values = shared;
+    const unsigned lane = threadIdx.x % 32;
+    values[threadIdx.x] = in[threadIdx.x];
+    for (unsigned step = 1; step < 32; step *= 2) {
+        const int left = lane >= step ? values[threadIdx.x - step] : 0;
+        ::kernellab::cpu::lockstepStep();
+        values[threadIdx.x] += left;
+    }
+    out[threadIdx.x] = values[threadIdx.x];
+}
+
+/** Each warp's inclusive scan of `input`. */
+std::vector<int> warpScans(const std::vector<int>& input) {
+    std::vector<int> scanned(input.size());
+    for (size_t i = 0; i < input.size(); i++) { scanned[i] = input[i] + (i % 32 == 0 ? 0 : scanned[i - 1]); }
+    return scanned;
+}
+
+TEST_CASE("Under the warn policy, lanes that take turns at each step compute the lockstep result", "[.warn]") {
+    // Run with KERNELLAB_WARP_SYNCHRONOUS=warn: a warning, the right scan, exit status 0.
     const auto input = kernellab::randomInts(64, 12, -50, 50);
     DeviceBuffer<int> d_in(input), d_out(input.size());
-    CHECK_NOTHROW(warpScan<false><<<1, 64, 64 * sizeof(int)>>>(d_out.data(), d_in.data()));
+    steppedWarpScan<<<1, 64, 64 * sizeof(int)>>>(d_out.data(), d_in.data());
+    KL_CHECK_LAUNCH();
+    CHECK(d_out.download() == warpScans(input));
+}
+
+TEST_CASE("Under the warn policy, a failure beside the warning leaves the verdict to a GPU", "[.warn-unstepped]") {
+    // Run with KERNELLAB_WARP_SYNCHRONOUS=warn: lanes that never take turns read values that other
+    // lanes have overwritten; the check fails, and the exit status is 77.
+    const auto input = kernellab::randomInts(64, 12, -50, 50);
+    DeviceBuffer<int> d_in(input), d_out(input.size());
+    warpScan<false><<<1, 64, 64 * sizeof(int)>>>(d_out.data(), d_in.data());
+    KL_CHECK_LAUNCH();
+    CHECK(d_out.download() == warpScans(input));
 }
 
 // ---- barrier divergence and deadlock ---------------------------------------------------------

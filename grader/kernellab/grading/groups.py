@@ -19,7 +19,7 @@ from kernellab.grading.targets import executable
 from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.records import read_records
 from kernellab.sandbox.step import Step, fresh_output, run_step
-from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NOT_RUN, Verdict, decide
+from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, NOT_RUN, Verdict, decide, lockstep_warning
 
 OUTPUT_TAIL_LINES = 6
 # Catch2's words for an exception that ended a test case: a CUDA error, or a finding of the CPU
@@ -110,14 +110,14 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
     end = outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous,
                       failures_left_to_gpu)
     reached_end = bool(produced.records) and produced.records[-1].role == "end"
-    if not_applicable and end.exit_code == 1 and reached_end:
+    if not_applicable and end.exit_code in (1, NO_GPU_EXIT_CODE) and reached_end and not end.failed:
         # A case the submission's code does not promise may fail in the run (the course's host
         # wrappers cannot launch it); its records are left out, and a run that reached its end
         # says no more by its exit status than by its records.
         end = replace(end, exit_code=0)
     verdict = decide(end)
     if verdict == Verdict.PASSED:
-        detail = ""
+        detail = f"warning: {race}" if (race := lockstep_warning(outcome.output)) else ""
     elif verdict == Verdict.NO_GPU:
         detail = "no CUDA device"
     elif verdict == Verdict.NEEDS_GPU and not end.failed:

@@ -57,7 +57,7 @@ def run_race_check(grading: GradingRun, solution: Path, job: Path, built: Built,
 
 
 def race_line(check: RaceCheck) -> str:
-    """What the student reads of a check that did not pass."""
+    """What the student reads of a check that found something."""
     if check.verdict == UNAVAILABLE:
         return f"the CPU backend's race check did not run (no points lost): {check.finding}"
     found = check.finding.splitlines()[0] if check.finding else check.verdict
@@ -94,7 +94,8 @@ def _costless_line(race_check: str, check: RaceCheck) -> str:
     """The feedback line of a check that costs the task nothing, or ""."""
     if check.verdict == UNAVAILABLE:
         return "note: " + race_line(check)
-    if check.verdict == Verdict.NEEDS_GPU or (race_check == "warn" and _is_finding(check)):
+    warned = check.verdict == Verdict.NEEDS_GPU or (check.verdict == Verdict.PASSED and check.finding)
+    if warned or (race_check == "warn" and _is_finding(check)):
         return "warning: " + race_line(check)
     return ""
 

@@ -46,6 +46,15 @@ int syncThreadsReduce(Site site, int predicate, int kind);
 void warpCollective(Site site, Collective kind, unsigned mask);
 unsigned activeMask();
 void threadFence();
+/**
+ * Ends the calling lane's step in a launch that accepts the lockstep idiom (warp_synchronous =
+ * "warn"); nothing elsewhere, or in host code. The lane waits while every other ready thread runs
+ * on to its own next step, so lanes that each take one step per round read the values that the
+ * others wrote in the step before: what a warp's lanes running in lockstep on a GPU read. The
+ * tests' operators call it between reading their operands and returning the result that is
+ * written (kernellab/lockstep.hpp).
+ */
+void lockstepStep();
 
 enum : int { kReduceCount = 0, kReduceAnd = 1, kReduceOr = 2 };
 
