@@ -5,10 +5,10 @@ costs: "fail" all its points, "warn" a warning only.
 
 A task's warp_synchronous policy holds here as on the CPU backend: the check's build compiles
 it into the test executables from the manifest (grader/harness/CMakeLists.txt), so a
-warp-synchronous race in a "warn" task whose results are right ends the check "not run: needs a
-GPU to confirm", a warning, never a finding. Failed cases beside such a race count here (only the
-run's exit status says that it warned). On the CPU backend the grade's own runs find races: no
-stage there.
+warp-synchronous race in a "warn" task whose results are right with the lanes kept in step
+(kernellab/lockstep.hpp) passes the check with a warning, never a finding. Failed cases beside
+such a race count here (only the run's exit status says that it warned). On the CPU backend the
+grade's own runs find races: no stage there.
 """
 
 import threading
