@@ -1,8 +1,9 @@
 """On the CPU backend, where a task accepts the lockstep idiom, the tests' operators keep a warp's
 lanes in step at each application (kernellab/lockstep.hpp): a run that is right so passes, with
-the warning. A run that warned and failed (exit status 77: lockstep needed elsewhere) is left to
-a GPU; a GPU grade's race check counts such failures all the same, since only the run's own exit
-status says that it warned.
+the warning. A run that warned and failed is left to a GPU (lockstep needed elsewhere): exit
+status 77 where the run's own checks failed, the warning beside wrong records where the judge
+found them. A GPU grade's race check counts such failures all the same, since only the run
+itself says that it warned.
 
 The test program is a shell script standing in for the starter's test executable: it writes
 the records the harness would (helpers.record_bytes) and exits as the CPU backend's would.
@@ -17,9 +18,10 @@ from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, 
 VALUES = np.arange(1, 6, dtype=np.int32)
 
 
-def judged(tmp_path, backend: str, values: np.ndarray, exit_code: int, failures_left_to_gpu: bool = True):
+def judged(tmp_path, backend: str, values: np.ndarray, exit_code: int, failures_left_to_gpu: bool = True,
+           warns: bool = True):
     return judge_stand_in(tmp_path, backend, record_bytes(VALUES, "expected"), record_bytes(values, "device"), exit_code,
-                          failures_left_to_gpu=failures_left_to_gpu)
+                          failures_left_to_gpu=failures_left_to_gpu, warns=warns)
 
 
 def test_a_run_right_in_lockstep_passes_with_the_warning(tmp_path):
@@ -41,13 +43,25 @@ def test_a_warned_run_with_wrong_results_is_left_to_a_gpu_and_says_what_the_cpu_
     assert "index 0" in result.detail and "device 2" in result.detail, result.detail
 
 
-def test_the_race_check_counts_wrong_results_beside_the_warning(tmp_path):
-    assert judged(tmp_path, "cpu", VALUES + 1, NO_GPU_EXIT_CODE, failures_left_to_gpu=False).verdict == Verdict.FAILED
+def test_a_grades_warned_run_whose_records_are_wrong_is_left_to_a_gpu(tmp_path):
+    # In a grade the run's own checks see nothing (the judge has the expected values), so it
+    # exits 0; its warning beside wrong records says what exit status 77 says in `test`.
+    result = judged(tmp_path, "cpu", VALUES + 1, 0)
+    assert result.verdict == Verdict.NEEDS_GPU
+    assert result.detail.startswith(LOCKSTEP_WRONG)
 
 
-@pytest.mark.parametrize("exit_code", [0, 1])
-def test_wrong_results_without_the_warning_fail(tmp_path, exit_code):
-    assert judged(tmp_path, "cpu", VALUES + 1, exit_code).verdict == Verdict.FAILED
+@pytest.mark.parametrize("exit_code", [0, NO_GPU_EXIT_CODE])
+def test_the_race_check_counts_wrong_results_beside_the_warning(tmp_path, exit_code):
+    assert judged(tmp_path, "cpu", VALUES + 1, exit_code, failures_left_to_gpu=False).verdict == Verdict.FAILED
+
+
+def test_wrong_results_without_the_warning_fail(tmp_path):
+    assert judged(tmp_path, "cpu", VALUES + 1, 0, warns=False).verdict == Verdict.FAILED
+
+
+def test_a_run_whose_own_checks_failed_without_exit_status_77_fails(tmp_path):
+    assert judged(tmp_path, "cpu", VALUES + 1, 1).verdict == Verdict.FAILED
 
 
 def test_on_a_gpu_the_exit_status_of_the_cpu_backends_warning_means_nothing(tmp_path):

@@ -10,7 +10,7 @@
 //
 // The tests call the solution's functions with kernellab::Stepped<OP> (kernellab/lockstep.hpp):
 // `OP` on a GPU; on the CPU backend, where a task accepts the lockstep idiom, an `OP` whose
-// applications make a warp's lanes take turns as in lockstep.
+// applications keep a warp's lanes in step as in lockstep.
 #pragma once
 
 #include <cstdint>

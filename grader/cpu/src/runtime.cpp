@@ -197,13 +197,27 @@ const char* orderName(OrderKind kind) {
     return "?";
 }
 
-/** Runs the launch under the order and tells whether device memory then differs from `expected`. */
+/** Runs the launch under the order and tells whether device memory then differs from `expected`;
+ * `lockstep` as runGrid's. */
 std::optional<DeviceMemory::Difference> differsUnder(const LaunchRequest& request, OrderKind kind, uint64_t seed,
-                                                     const DeviceMemory::Snapshot& before,
+                                                     bool lockstep, const DeviceMemory::Snapshot& before,
                                                      const DeviceMemory::Snapshot& expected) {
     before.restore();
-    runGrid(request, kind, seed, settings().workers);
+    runGrid(request, kind, seed, settings().workers, lockstep);
     return deviceMemory().firstDifference(expected);
+}
+
+/** The warp-synchronous race `how` in the launch: a warning where the launch accepts the lockstep idiom. */
+void reportWarpSynchronousRace(const LaunchRequest& request, const std::string& how) {
+    const std::string message = std::string("warp-synchronous race in kernel ") + request.kernel + " launched at "
+                              + at(request.site) + ": " + how
+                              + ": correct only if the lanes run in lockstep, which CUDA has not guaranteed since "
+                                "Volta; add __syncwarp() between the steps";
+    if (!acceptsLockstep(request)) {
+        throw Finding(FindingKind::WarpSynchronousRace, request.site.file, request.site.line, message);
+    }
+    std::fprintf(stderr, "%s: warning: %s\n", at(request.site).c_str(), message.c_str());
+    warp_synchronous_warnings++;
 }
 
 /**
@@ -212,28 +226,44 @@ std::optional<DeviceMemory::Difference> differsUnder(const LaunchRequest& reques
  */
 void reportRace(const LaunchRequest& request, OrderKind kind, const DeviceMemory::Difference& difference,
                 const DeviceMemory::Snapshot& before, const DeviceMemory::Snapshot& first) {
-    const bool within_warp = differsUnder(request, OrderKind::LanesReversed, 0, before, first).has_value();
-    const bool between_warps = differsUnder(request, OrderKind::WarpsReversed, 0, before, first).has_value();
+    const bool lockstep = acceptsLockstep(request);
+    const bool within_warp = differsUnder(request, OrderKind::LanesReversed, 0, lockstep, before, first).has_value();
+    const bool between_warps = differsUnder(request, OrderKind::WarpsReversed, 0, lockstep, before, first).has_value();
     first.restore();
-    const std::string where = std::string("kernel ") + request.kernel + " launched at " + at(request.site);
     const std::string what = describe(request, difference);
     if (within_warp && !between_warps) {
-        const std::string message =
-            "warp-synchronous race in " + where + ": the result depends on the order of the lanes within a warp (first at "
-            + what + "): correct only if the lanes run in lockstep, which CUDA has not guaranteed since Volta; add "
-            "__syncwarp() between the steps";
-        if (acceptsLockstep(request)) {
-            std::fprintf(stderr, "%s: warning: %s\n", at(request.site).c_str(), message.c_str());
-            warp_synchronous_warnings++;
-            return;
-        }
-        throw Finding(FindingKind::WarpSynchronousRace, request.site.file, request.site.line, message);
+        reportWarpSynchronousRace(request, "the result depends on the order of the lanes within a warp (first at " + what + ")");
+        return;
     }
     throw Finding(FindingKind::Race, request.site.file, request.site.line,
-                  "race in " + where + ": device memory differs between thread orders ascending and "
+                  "race in kernel " + std::string(request.kernel) + " launched at " + at(request.site)
+                      + ": device memory differs between thread orders ascending and "
                       + orderName(kind) + ", first at " + what
                       + (between_warps ? ": threads of different warps access it without a barrier between them"
                                        : ": threads access it in an order-dependent way"));
+}
+
+/**
+ * A launch whose lanes were kept in step (lockstepStep), run again with each warp's lanes one
+ * after another, lowest first and highest first: code whose result then differs, or that then
+ * fails a check, is right only with a warp's lanes in lockstep.
+ */
+void reportIfRightOnlyInLockstep(const LaunchRequest& request, const DeviceMemory::Snapshot& before,
+                                 const DeviceMemory::Snapshot& first) {
+    std::string how;
+    for (const OrderKind kind : {OrderKind::Ascending, OrderKind::LanesReversed}) {
+        try {
+            if (auto difference = differsUnder(request, kind, 0, false, before, first)) {
+                how = "its result differs when a warp's lanes run one after another (first at "
+                    + describe(request, *difference) + ")";
+            }
+        } catch (const Finding& finding) {
+            how = std::string("with a warp's lanes run one after another it fails: ") + finding.what();
+        }
+        if (!how.empty()) { break; }
+    }
+    first.restore();
+    if (!how.empty()) { reportWarpSynchronousRace(request, how); }
 }
 
 }  // namespace
@@ -265,18 +295,19 @@ void launch(const LaunchRequest& request) {
         return;
     }
     const Settings& config = settings();
+    const bool lockstep = acceptsLockstep(request);
     if (config.orders <= 1) {
-        runGrid(request, OrderKind::Ascending, 0, config.workers);
+        runGrid(request, OrderKind::Ascending, 0, config.workers, lockstep);
         return;
     }
     DeviceMemory& memory = deviceMemory();
     const DeviceMemory::Snapshot before = memory.snapshot();
-    runGrid(request, OrderKind::Ascending, 0, config.workers);
+    const bool took_steps = runGrid(request, OrderKind::Ascending, 0, config.workers, lockstep);
     const DeviceMemory::Snapshot first = memory.snapshot();
     for (unsigned k = 1; k < config.orders; k++) {
         const OrderKind kind = k == 1 ? OrderKind::Descending : OrderKind::Random;
         const uint64_t seed = 0x9E3779B97F4A7C15ull * k;
-        if (auto difference = differsUnder(request, kind, seed, before, first)) {
+        if (auto difference = differsUnder(request, kind, seed, lockstep, before, first)) {
             try {
                 reportRace(request, kind, *difference, before, first);
             } catch (const Finding&) {
@@ -288,6 +319,7 @@ void launch(const LaunchRequest& request) {
             return;
         }
     }
+    if (took_steps) { reportIfRightOnlyInLockstep(request, before, first); }
 }
 
 const char* findingName(FindingKind kind) {
@@ -308,7 +340,7 @@ int exitStatus(int failed) {
     if (failed == 0) {
         std::fprintf(stderr,
                      "kernellab CPU backend: %d warp-synchronous race warning(s): right with a warp's lanes in lockstep "
-                     "(taking turns at each operator application here), as a converged warp on a GPU runs them\n",
+                     "(kept in step at each operator application here), as a converged warp on a GPU runs them\n",
                      int(warp_synchronous_warnings));
         return 0;
     }

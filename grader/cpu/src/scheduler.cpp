@@ -14,6 +14,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <boost/context/detail/fcontext.hpp>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -58,7 +59,7 @@ constexpr size_t kSharedRedzone = 0;
 constexpr size_t kStackReused = 0;
 #endif
 
-enum class State : uint8_t { Ready, AtBarrier, InCollective, Exited };
+enum class State : uint8_t { Ready, AtBarrier, InCollective, AtStep, Exited };
 
 struct Fiber : ThreadState {
     fcontext::fcontext_t context;
@@ -112,8 +113,9 @@ class BlockRunner {
     BlockRunner(const BlockRunner&) = delete;
     BlockRunner& operator=(const BlockRunner&) = delete;
 
-    /** Runs block `block_idx` of the launch in the thread order `order`; a failed check throws. */
-    void run(const LaunchRequest& request, const BlockOrder& order, uint3 block_idx);
+    /** Runs block `block_idx` of the launch in the thread order `order`; a failed check throws.
+     * `lockstep`: whether lockstepStep keeps a warp's lanes in step (endStep). */
+    void run(const LaunchRequest& request, const BlockOrder& order, uint3 block_idx, bool lockstep);
 
     // Called on the fibers: `self` has just reached a barrier, a collective or its end (its
     // state says which). The scheduling decision runs on the fiber itself, which then switches
@@ -131,12 +133,16 @@ class BlockRunner {
         switchToNext(&discarded_, self);
         std::abort();  // a failed fiber is never resumed
     }
-    /** Lets every other ready thread run to its next suspension before `self` goes on (lockstepStep). */
+    /** Holds `self` at the end of its lockstep step until no other thread can run on (lockstepStep). */
     void endStep(Fiber* self) {
         if (!lockstep_) { return; }
-        push(self->linear);
+        self->state = State::AtStep;
+        at_step_++;
+        took_steps_ = true;
         switchToNext(&self->context, self);
     }
+    /** Whether a lane was held at a lockstep step since the last call. */
+    bool tookSteps() { return std::exchange(took_steps_, false); }
     void* dynamicShared() { return shared_.data(); }
     void* staticShared(Fiber* self, const void* key, size_t bytes, size_t alignment);
     unsigned activeMask(const Fiber* self) const;
@@ -154,6 +160,7 @@ class BlockRunner {
         fcontext::fcontext_t target = main_;
         const void* bottom = main_stack_bottom_;
         size_t bytes = main_stack_bytes_;
+        if (!failure_ && queueEmpty() && at_step_ > 0) { releaseStep(); }
         if (!failure_ && !queueEmpty()) {
             Fiber* next = &fibers_[pop()];
             if (next == self) { return; }  // released by its own arrival: runs on
@@ -182,6 +189,7 @@ class BlockRunner {
     }
 
     void afterArrival(Fiber& fiber);
+    void releaseStep();
     void releaseBarrier();
     void arriveAtCollective(Fiber& fiber);
     void computeResults(unsigned warp, unsigned members, Collective kind);
@@ -207,7 +215,9 @@ class BlockRunner {
     const BlockOrder* order_ = nullptr;
     uint3 block_idx_{};
     unsigned threads_ = 0;
-    bool lockstep_ = false;  // acceptsLockstep: lockstepStep takes turns
+    bool lockstep_ = false;    // run()'s `lockstep`: lockstepStep holds the lanes (endStep)
+    unsigned at_step_ = 0;     // the lanes held at the end of a step
+    bool took_steps_ = false;  // tookSteps
     static constexpr size_t kQueue = kMaxThreads;  // each thread is queued at most once
     std::vector<unsigned> queue_ = std::vector<unsigned>(kQueue);
     size_t queue_begin_ = kQueue, queue_end_ = kQueue;  // never below zero after pushFront
@@ -242,13 +252,13 @@ void BlockRunner::fiberEntry(fcontext::transfer_t from) {
     std::abort();  // an exited fiber is never resumed
 }
 
-void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uint3 block_idx) {
+void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uint3 block_idx, bool lockstep) {
     current = this;
     request_ = &request;
     order_ = &order;
     block_idx_ = block_idx;
     threads_ = request.block.x * request.block.y * request.block.z;
-    lockstep_ = acceptsLockstep(request);
+    lockstep_ = lockstep;
     failure_.reset();
     static_shared_.clear();
     shared_used_ = (request.dynamic_shared + 15) / 16 * 16 + kSharedRedzone;
@@ -286,6 +296,7 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
     live_ = threads_;
     exited_ = 0;
     at_barrier_ = 0;
+    at_step_ = 0;
     std::fill(in_collective_.begin(), in_collective_.end(), 0u);
     std::fill(returned_.begin(), returned_.end(), 0u);
 
@@ -323,6 +334,25 @@ std::string BlockRunner::where() const {
     out << "block (" << block_idx_.x << ", " << block_idx_.y << ", " << block_idx_.z << ") of kernel "
         << request_->kernel << " launched at " << at(request_->site);
     return out.str();
+}
+
+// The lanes held at the end of a lockstep step go on when no other thread can: warps in the
+// launch's order, each warp's lanes from the highest down. So between two steps a lane reads a
+// lower lane's values before that lane overwrites them, as in a warp that runs each instruction
+// in every lane before the next: the course's segmented warp scan reads its neighbour's flag,
+// then the neighbour updates its own. The operators' operands, which lower lanes wrote in the
+// step before, are read only once every lane has reached the step (Stepped::apply).
+void BlockRunner::releaseStep() {
+    for (unsigned warp : order_->warps) {
+        for (unsigned l = kWarp; l-- > 0;) {
+            const unsigned linear = warp * kWarp + l;
+            if (linear < threads_ && fibers_[linear].state == State::AtStep) {
+                fibers_[linear].state = State::Ready;
+                push(linear);
+            }
+        }
+    }
+    at_step_ = 0;
 }
 
 void BlockRunner::releaseBarrier() {
@@ -577,14 +607,17 @@ BlockOrder::BlockOrder(OrderKind kind, unsigned count, uint64_t seed) : threads(
         }
     }
     unsigned seen = 0;
+    std::vector<bool> warp_seen((count + kWarp - 1) / kWarp);
     for (unsigned linear : threads) {
         const unsigned lane = linear % kWarp;
         if ((seen & (1u << lane)) == 0) { lanes.push_back(lane); }
         seen |= 1u << lane;
+        if (!warp_seen[linear / kWarp]) { warps.push_back(linear / kWarp); }
+        warp_seen[linear / kWarp] = true;
     }
 }
 
-void runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsigned workers) {
+bool runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsigned workers, bool lockstep) {
     const BlockOrder order(kind, request.block.x * request.block.y * request.block.z, seed);
     const uint64_t blocks = uint64_t(request.grid.x) * request.grid.y * request.grid.z;
     // Blocks in the order's sense: a stride coprime with the count visits each block once.
@@ -607,7 +640,7 @@ void runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsign
     auto work = [&](BlockRunner& runner) {
         for (uint64_t i = next++; i < blocks && !failed; i = next++) {
             try {
-                runner.run(request, order, blockAt(i));
+                runner.run(request, order, blockAt(i), lockstep);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(failure_mutex);
                 if (!failed.exchange(true)) { failure = std::current_exception(); }
@@ -617,11 +650,15 @@ void runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsign
     const unsigned used = unsigned(std::min<uint64_t>(std::max(1u, workers), blocks));
     static std::vector<std::unique_ptr<BlockRunner>> runners;  // kept: their stacks are reused
     while (runners.size() < used) { runners.emplace_back(new BlockRunner); }
+    for (unsigned w = 0; w < used; w++) { runners[w]->tookSteps(); }  // what an earlier, failed launch left
     std::vector<std::thread> helpers;
     for (unsigned w = 1; w < used; w++) { helpers.emplace_back(work, std::ref(*runners[w])); }
     work(*runners[0]);
     for (auto& helper : helpers) { helper.join(); }
     if (failure) { std::rethrow_exception(failure); }
+    bool took_steps = false;
+    for (unsigned w = 0; w < used; w++) { took_steps |= runners[w]->tookSteps(); }
+    return took_steps;
 }
 
 }  // namespace kernellab::cpu

@@ -25,10 +25,15 @@ struct BlockOrder {
     BlockOrder(OrderKind kind, unsigned count, uint64_t seed);
     std::vector<unsigned> threads;
     std::vector<unsigned> lanes;  // the lanes of a warp, in the order that the threads give them
+    std::vector<unsigned> warps;  // the block's warps, in the order that the threads give them
 };
 
-/** Runs every block of the launch; `workers` OS threads take blocks in the order's sequence. */
-void runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsigned workers);
+/**
+ * Runs every block of the launch; `workers` OS threads take blocks in the order's sequence.
+ * `lockstep`: whether lockstepStep keeps a warp's lanes in step (a launch that accepts the
+ * lockstep idiom); the result tells whether it held any lane.
+ */
+bool runGrid(const LaunchRequest& request, OrderKind kind, uint64_t seed, unsigned workers, bool lockstep);
 
 /** Whether the launch accepts the lockstep idiom: its warp_synchronous mode is "warn". */
 bool acceptsLockstep(const LaunchRequest& request);

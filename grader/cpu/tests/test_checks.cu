@@ -12,6 +12,7 @@
 #include "kernellab/cuda_check.hpp"
 #include "kernellab/device_buffer.hpp"
 #include "kernellab/inputs.hpp"
+#include "kernellab/lockstep.hpp"
 #include "kernellab_cpu/finding.hpp"
 
 using kernellab::DeviceBuffer;
@@ -124,35 +125,76 @@ TEST_CASE("Warp-synchronous code without __syncwarp is its own finding", "[warp-
     }
 }
 
-/** The unsynchronized warp scan whose lanes take turns between reading and writing, as the tests'
- * operators make them at each application (kernellab/lockstep.hpp). */
+/** An operator of the course's shape, for the tests' Stepped<OP> (kernellab/lockstep.hpp). */
+struct Plus {
+    static __device__ int apply(const int a, const int b) { return a + b; }
+};
+
+/** The course's in-place warp scan without __syncwarp, applying Stepped<Plus> as the tests do. */
 __global__ void steppedWarpScan(int* out, const int* in) {
     extern __shared__ int shared[];
     volatile int* values = shared;
     const unsigned lane = threadIdx.x % 32;
     values[threadIdx.x] = in[threadIdx.x];
     for (unsigned step = 1; step < 32; step *= 2) {
-        const int left = lane >= step ? values[threadIdx.x - step] : 0;
-        ::kernellab::cpu::lockstepStep();
-        values[threadIdx.x] += left;
+        if (lane >= step) { values[threadIdx.x] = kernellab::Stepped<Plus>::apply(values[threadIdx.x - step], values[threadIdx.x]); }
     }
     out[threadIdx.x] = values[threadIdx.x];
 }
 
-/** Each warp's inclusive scan of `input`. */
-std::vector<int> warpScans(const std::vector<int>& input) {
+/**
+ * The course's segmented warp scan without __syncwarp: a lane whose window holds no segment start
+ * adds its left neighbour's value, then every lane ORs its neighbour's flag into its own. In
+ * lockstep each lane reads the neighbour's flag before the neighbour updates it, though no
+ * operator is applied between the two.
+ */
+__global__ void steppedSegmentedWarpScan(int* out, const int* in, const char* starts) {
+    extern __shared__ int shared[];
+    volatile int* values = shared;
+    volatile char* flags = reinterpret_cast<volatile char*>(shared + blockDim.x);
+    const unsigned lane = threadIdx.x % 32;
+    values[threadIdx.x] = in[threadIdx.x];
+    flags[threadIdx.x] = starts[threadIdx.x];
+    for (unsigned step = 1; step < 32; step *= 2) {
+        if (lane >= step) {
+            if (flags[threadIdx.x] == 0) {
+                values[threadIdx.x] = kernellab::Stepped<Plus>::apply(values[threadIdx.x - step], values[threadIdx.x]);
+            }
+            flags[threadIdx.x] = flags[threadIdx.x - step] | flags[threadIdx.x];
+        }
+    }
+    out[threadIdx.x] = values[threadIdx.x];
+}
+
+/** Each warp's inclusive scan of `input`, restarting where `starts` is 1. */
+std::vector<int> warpScans(const std::vector<int>& input, const std::vector<char>& starts) {
     std::vector<int> scanned(input.size());
-    for (size_t i = 0; i < input.size(); i++) { scanned[i] = input[i] + (i % 32 == 0 ? 0 : scanned[i - 1]); }
+    for (size_t i = 0; i < input.size(); i++) {
+        scanned[i] = input[i] + (i % 32 == 0 || starts[i] != 0 ? 0 : scanned[i - 1]);
+    }
     return scanned;
 }
 
-TEST_CASE("Under the warn policy, lanes that take turns at each step compute the lockstep result", "[.warn]") {
-    // Run with KERNELLAB_WARP_SYNCHRONOUS=warn: a warning, the right scan, exit status 0.
+TEST_CASE("Under the warn policy, lanes kept in step at each application compute the lockstep result", "[.warn]") {
+    // Run with KERNELLAB_WARP_SYNCHRONOUS=warn: a warning, the right scans, exit status 0.
     const auto input = kernellab::randomInts(64, 12, -50, 50);
     DeviceBuffer<int> d_in(input), d_out(input.size());
-    steppedWarpScan<<<1, 64, 64 * sizeof(int)>>>(d_out.data(), d_in.data());
-    KL_CHECK_LAUNCH();
-    CHECK(d_out.download() == warpScans(input));
+    SECTION("the warp scan") {
+        steppedWarpScan<<<1, 64, 64 * sizeof(int)>>>(d_out.data(), d_in.data());
+        KL_CHECK_LAUNCH();
+        CHECK(d_out.download() == warpScans(input, std::vector<char>(input.size(), 0)));
+    }
+    SECTION("the segmented warp scan, segments of every length from 1 to a whole warp") {
+        const unsigned mean_segment = GENERATE(1u, 3u, 9u, 40u);
+        CAPTURE(mean_segment);
+        std::vector<char> starts(input.size());
+        const auto draws = kernellab::randomInts(input.size(), 13 + mean_segment, 0, int(mean_segment) - 1);
+        for (size_t i = 0; i < starts.size(); i++) { starts[i] = draws[i] == 0; }
+        DeviceBuffer<char> d_starts(starts);
+        steppedSegmentedWarpScan<<<1, 64, 64 * (sizeof(int) + 1)>>>(d_out.data(), d_in.data(), d_starts.data());
+        KL_CHECK_LAUNCH();
+        CHECK(d_out.download() == warpScans(input, starts));
+    }
 }
 
 TEST_CASE("Under the warn policy, a failure beside the warning leaves the verdict to a GPU", "[.warn-unstepped]") {
@@ -162,7 +204,7 @@ TEST_CASE("Under the warn policy, a failure beside the warning leaves the verdic
     DeviceBuffer<int> d_in(input), d_out(input.size());
     warpScan<false><<<1, 64, 64 * sizeof(int)>>>(d_out.data(), d_in.data());
     KL_CHECK_LAUNCH();
-    CHECK(d_out.download() == warpScans(input));
+    CHECK(d_out.download() == warpScans(input, std::vector<char>(input.size(), 0)));
 }
 
 // ---- barrier divergence and deadlock ---------------------------------------------------------

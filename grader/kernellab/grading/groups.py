@@ -109,6 +109,11 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
     failed = [case for case in cases if not case.passed]
     end = outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous,
                       failures_left_to_gpu)
+    if end.cpu_backend and end.failed and end.exit_code == 0 and lockstep_warning(outcome.output):
+        # The run's own checks found nothing (its records are judged here), and it warned of
+        # warp-synchronous code: what exit status 77 says of a run that judges itself (the CPU
+        # runtime's exitStatus), and no more than the run could say by exiting with 77.
+        end = replace(end, exit_code=NO_GPU_EXIT_CODE)
     reached_end = bool(produced.records) and produced.records[-1].role == "end"
     if not_applicable and end.exit_code in (1, NO_GPU_EXIT_CODE) and reached_end and not end.failed:
         # A case the submission's code does not promise may fail in the run (the course's host

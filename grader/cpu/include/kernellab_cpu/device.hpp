@@ -47,12 +47,13 @@ void warpCollective(Site site, Collective kind, unsigned mask);
 unsigned activeMask();
 void threadFence();
 /**
- * Ends the calling lane's step in a launch that accepts the lockstep idiom (warp_synchronous =
- * "warn"); nothing elsewhere, or in host code. The lane waits while every other ready thread runs
- * on to its own next step, so lanes that each take one step per round read the values that the
- * others wrote in the step before: what a warp's lanes running in lockstep on a GPU read. The
- * tests' operators call it between reading their operands and returning the result that is
- * written (kernellab/lockstep.hpp).
+ * Holds the calling lane in a launch that accepts the lockstep idiom (warp_synchronous = "warn");
+ * nothing elsewhere, or in host code. The lane waits until no other thread can run on (each has
+ * reached a step, a barrier, a warp collective or its end); then the held lanes go on together,
+ * each warp's from the highest lane down (scheduler.cpp, releaseStep). The tests' operators call
+ * it before reading their operands and again before returning the result that is written
+ * (kernellab/lockstep.hpp), so lanes that apply them together read what a warp's lanes running
+ * in lockstep on a GPU read.
  */
 void lockstepStep();
 

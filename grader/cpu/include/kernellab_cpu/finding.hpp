@@ -32,8 +32,8 @@ class Finding : public std::runtime_error {
 /**
  * The exit status of a test executable: Catch2's own (`failed` test cases), unless a
  * warp-synchronous race was only warned about (manifest `warp_synchronous = "warn"`) and a
- * test case failed: the lanes took turns at each operator application only (lockstepStep),
- * so code that needs them in lockstep elsewhere computed wrong values here; the verdict then
+ * test case failed: the lanes are kept in step at each operator application only (lockstepStep),
+ * so code that needs them in lockstep elsewhere may compute wrong values here; the verdict then
  * needs a GPU, and the status is 77, the one that kernellab and CTest read as "not run here".
  * With every test case passed, the warning stands beside a pass.
  */
