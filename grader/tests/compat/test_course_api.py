@@ -35,33 +35,67 @@ PLANS = {
 RUN_ENVIRONMENT = {"KERNELLAB_SIZES": "33,1025", "KERNELLAB_BLOCK_SIZES": "64,1024", "KERNELLAB_CPU_ORDERS": "2"}
 
 
+def configure(solution: Path, assignment: str, build: Path) -> None:
+    """Configure the CPU backend's build of `assignment`'s tests against `solution`."""
+    configured = subprocess.run(
+        ["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DKERNELLAB_BACKEND=cpu",
+         f"-DKERNELLAB_ASSIGNMENTS={assignment}", f"-DKERNELLAB_SOLUTION={solution}"],
+        capture_output=True, text=True,
+    )
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+
+
+def build_targets(build: Path, targets: list[str]) -> str:
+    """Build `targets`, going on past one that fails; the build's output."""
+    built = subprocess.run(["cmake", "--build", str(build), "--target", *targets, "--", "-k", "0"],
+                           capture_output=True, text=True)
+    return built.stdout + built.stderr
+
+
+def run_test(build: Path, assignment: str, name: str, **environment: str) -> subprocess.CompletedProcess:
+    """One test executable of `assignment`, run with RUN_ENVIRONMENT and `environment`."""
+    return subprocess.run([str(build / "assignments" / assignment / f"{assignment}_test_{name}")], capture_output=True,
+                          text=True, env={**os.environ, **RUN_ENVIRONMENT, **environment}, timeout=1200)
+
+
 @pytest.mark.parametrize("year", sorted(PLANS))
 def test_the_pbb_tests_build_and_pass_against_the_course_api_of(year, tmp_path):
     executables, expected_unmet = PLANS[year]
     solution = tmp_path / "solution"
     write_fixture(year, solution)
     build = tmp_path / "build"
-    configure = subprocess.run(
-        ["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DKERNELLAB_BACKEND=cpu",
-         "-DKERNELLAB_ASSIGNMENTS=pbb", f"-DKERNELLAB_SOLUTION={solution}"],
-        capture_output=True, text=True,
-    )
-    assert configure.returncode == 0, configure.stdout + configure.stderr
+    configure(solution, "pbb", build)
     probes = applicability.probe_targets(build, "pbb")
     assert len(probes) == len(applicability.CONDITIONS)
-    targets = [f"pbb_test_{name}" for name in executables] + probes
-    built = subprocess.run(["cmake", "--build", str(build), "--target", *targets, "--", "-k", "0"],
-                           capture_output=True, text=True)
-    output = built.stdout + built.stderr
+    output = build_targets(build, [f"pbb_test_{name}" for name in executables] + probes)
 
     for name in executables:
         assert (build / "assignments" / "pbb" / f"pbb_test_{name}").is_file(), f"pbb_test_{name} did not build:\n{output}"
     assert {condition.probe for condition in applicability.unmet(build, "pbb", output)} == expected_unmet
 
     for name in executables:
-        ran = subprocess.run([str(build / "assignments" / "pbb" / f"pbb_test_{name}")], capture_output=True, text=True,
-                             env={**os.environ, **RUN_ENVIRONMENT}, timeout=1200)
+        ran = run_test(build, "pbb", name)
         assert ran.returncode == 0, f"pbb_test_{name} of the {year} shape:\n{ran.stdout[-4000:]}{ran.stderr[-2000:]}"
         says_not_applicable = applicability.PREFIX in ran.stdout
         runs_unmet_cases = {"sgm_scan": True, "scan_multi": "host_block_1024" in expected_unmet}.get(name, False)
         assert says_not_applicable == runs_unmet_cases, ran.stdout[-4000:]
+
+
+def test_the_courses_lockstep_warp_scans_pass_with_the_warning_where_the_task_warns(tmp_path):
+    """pmph-w2's tasks warn of the lockstep idiom: its warp scan and the given segmented warp scan,
+    written as the course writes them (no __syncwarp), pass on the CPU backend with the warning,
+    the lanes kept in step at each application. Under "fail" the warp scan fails with the race."""
+    solution = tmp_path / "solution"
+    write_fixture(2020, solution, warp_steps="lockstep")
+    build = tmp_path / "build"
+    configure(solution, "pmph-w2", build)
+    executables = ("scan_warp", "sgm_scan")
+    output = build_targets(build, [f"pmph-w2_test_{name}" for name in executables])
+
+    for name in executables:
+        ran = run_test(build, "pmph-w2", name)
+        assert ran.returncode == 0, f"{name}:\n{output[-2000:]}{ran.stdout[-4000:]}{ran.stderr[-2000:]}"
+        assert ": warning: warp-synchronous race in kernel " in ran.stderr, ran.stderr[-2000:]
+    failed = run_test(build, "pmph-w2", "scan_warp", KERNELLAB_WARP_SYNCHRONOUS="fail")
+    assert failed.returncode == 1 and "warp-synchronous race in kernel scanIncWarpKernel" in failed.stdout, (
+        failed.stdout[-4000:])

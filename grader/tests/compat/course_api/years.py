@@ -63,11 +63,58 @@ SHAPES = {
 }
 
 
-def write_fixture(year: int, folder: Path) -> dict[str, Path]:
-    """Write the solution files of `year`'s shape into `folder`; their paths by role."""
+# The steps of the warp scans: kernellab's, with __syncwarp between a step's reads and its writes,
+# or the course's lockstep idiom without it (what the course's doc comments teach, and how its
+# given segmented scan is written), right only with a warp's lanes in lockstep.
+WARP_STEPS = {
+    "synchronized": {
+        "@SCAN_WARP_STEPS@": """    for (@IDX@ step = 1; step < WARP; step <<= 1) {
+        typename OP::RedElTp sum = OP::remVolatile(ptr[idx]);
+        if (lane >= step) {
+            typename OP::RedElTp before = OP::remVolatile(ptr[idx - step]);
+            sum = OP::apply(before, sum);
+        }
+        __syncwarp();
+        ptr[idx] = sum;
+        __syncwarp();
+    }""",
+        "@SGM_SCAN_WARP_STEPS@": """    for (@IDX@ step = 1; step < WARP; step <<= 1) {
+        typename OP::RedElTp value = OP::remVolatile(ptr[idx]);
+        F flag = flg[idx];
+        if (lane >= step) {
+            if (flag == 0) {
+                typename OP::RedElTp before = OP::remVolatile(ptr[idx - step]);
+                value = OP::apply(before, value);
+            }
+            flag = flag | flg[idx - step];
+        }
+        __syncwarp();
+        ptr[idx] = value;
+        flg[idx] = flag;
+        __syncwarp();
+    }""",
+    },
+    "lockstep": {
+        "@SCAN_WARP_STEPS@": """    for (@IDX@ step = 1; step < WARP; step <<= 1) {
+        if (lane >= step) { ptr[idx] = OP::apply(ptr[idx - step], ptr[idx]); }
+    }""",
+        "@SGM_SCAN_WARP_STEPS@": """    for (@IDX@ step = 1; step < WARP; step <<= 1) {
+        if (lane >= step) {
+            if (flg[idx] == 0) { ptr[idx] = OP::apply(ptr[idx - step], ptr[idx]); }
+            flg[idx] = flg[idx - step] | flg[idx];
+        }
+    }""",
+    },
+}
+
+
+def write_fixture(year: int, folder: Path, warp_steps: str = "synchronized") -> dict[str, Path]:
+    """Write the solution files of `year`'s shape into `folder`, its warp scans' steps as
+    WARP_STEPS[warp_steps] says; their paths by role."""
     shape = SHAPES[year]
     names = shape["names"]
-    substitutions = {**{key: value for key, value in shape.items() if key.startswith("@")},
+    # The steps first: they hold @IDX@, which the shape's substitutions then replace.
+    substitutions = {**WARP_STEPS[warp_steps], **{key: value for key, value in shape.items() if key.startswith("@")},
                      "@CONSTANTS@": names["constants"], "@KERNELS@": names["kernels"]}
     folder.mkdir(parents=True, exist_ok=True)
     written = {}
