@@ -137,7 +137,9 @@ __global__ void steppedWarpScan(int* out, const int* in) {
     const unsigned lane = threadIdx.x % 32;
     values[threadIdx.x] = in[threadIdx.x];
     for (unsigned step = 1; step < 32; step *= 2) {
-        if (lane >= step) { values[threadIdx.x] = kernellab::Stepped<Plus>::apply(values[threadIdx.x - step], values[threadIdx.x]); }
+        if (lane >= step) {
+            values[threadIdx.x] = kernellab::Stepped<Plus>::apply(values[threadIdx.x - step], values[threadIdx.x]);
+        }
     }
     out[threadIdx.x] = values[threadIdx.x];
 }
