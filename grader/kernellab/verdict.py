@@ -52,7 +52,8 @@ _LOCKSTEP_WARNING = re.compile(r": warning: (warp-synchronous race in .*)$", re.
 
 def lockstep_warning(output: str) -> str:
     """The first warp-synchronous race that a run's output warns of, or "". The student's process
-    prints it: it can add a warning to the feedback, never a point."""
+    prints it: it can add a warning to the feedback, never a point; on the CPU backend it can also
+    leave a grade's wrong records to a GPU, as the process could by exiting with 77."""
     found = _LOCKSTEP_WARNING.search(output)
     return found[1] if found else ""
 

@@ -7,7 +7,7 @@ A task's warp_synchronous policy holds here as on the CPU backend: the check's b
 it into the test executables from the manifest (grader/harness/CMakeLists.txt), so a
 warp-synchronous race in a "warn" task whose results are right with the lanes kept in step
 (kernellab/lockstep.hpp) passes the check with a warning, never a finding. Failed cases beside
-such a race count here (only the run's exit status says that it warned). On the CPU backend the
+such a race count here (only the run itself says that it warned). On the CPU backend the
 grade's own runs find races: no stage there.
 """
 
