@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 
 from kernellab.bundle import SCRIPT_MODE, BundleFile
-from kernellab.grader_bundle import PACKAGE_ROOT, grader_files, write_tree
+from kernellab.grader_bundle import PYPROJECT, grader_files, write_tree
 from kernellab.manifest import Assignment
 
 # PrairieLearn's limit on an external grading job, and what grading leaves of it for the rest.
@@ -70,9 +70,9 @@ RUN python3 -m venv /opt/kernellab && /opt/kernellab/bin/pip install --no-cache-
 """
 
 
-def grader_requirements() -> list[str]:
-    """The grader's Python dependencies, as its pyproject.toml declares them."""
-    return tomllib.loads((PACKAGE_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+def grader_requirements(pyproject: bytes) -> list[str]:
+    """The grader's Python dependencies, as the pyproject.toml it is exported with declares them."""
+    return tomllib.loads(pyproject.decode("utf-8"))["project"]["dependencies"]
 
 
 def info_json(assignment: Assignment, image: str, timeout_s: int, networking: bool) -> dict:
@@ -85,6 +85,8 @@ def info_json(assignment: Assignment, image: str, timeout_s: int, networking: bo
         "singleVariant": True,
         "gradingMethod": "External",
         "externalGradingOptions": {
+            # PrairieLearn's documentation: external grading is off where this is absent.
+            "enabled": True,
             "image": image,
             "entrypoint": f"/grade/serverFilesCourse/{SERVER_FILES}/{ENTRYPOINT}",
             "serverFilesCourse": [f"{SERVER_FILES}/"],
@@ -147,5 +149,6 @@ def export(assignment: Assignment, course: Path, image: str, timeout_s: int = MA
     (question / "question.html").write_text(question_html(assignment))
     dockerfile = course / "graders" / "kernellab" / "Dockerfile"
     dockerfile.parent.mkdir(parents=True, exist_ok=True)
-    dockerfile.write_text(DOCKERFILE.format(image=image, requirements=" ".join(map(shlex.quote, grader_requirements()))))
+    requirements = grader_requirements(files[PYPROJECT].content)
+    dockerfile.write_text(DOCKERFILE.format(image=image, requirements=" ".join(map(shlex.quote, requirements))))
     return [question, server_files, dockerfile]

@@ -9,12 +9,14 @@ import zipfile
 from pathlib import Path
 
 from kernellab.bundle import FILE_MODE, FIXED_DATE_TIME, SCRIPT_MODE, BundleFile
+from kernellab.errors import InputError
 from kernellab.manifest import Assignment
 
-SHARED = ("CMakeLists.txt", "grader/harness", "grader/cpu")
-# The `kernellab` package that runs this, with its pyproject.toml (the grader's dependencies).
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ("pyproject.toml", "kernellab")
+# The repository's, like its harness: the `kernellab` package that its CMake project runs (the
+# manifest reader), with its pyproject.toml (the grader's dependencies, and what the platform's
+# setup installs). Not the package running this: an installed one has no pyproject.toml beside it.
+PYPROJECT = "grader/pyproject.toml"
+SHARED = ("CMakeLists.txt", "grader/harness", "grader/cpu", PYPROJECT, "grader/kernellab")
 # Never copied: build folders, caches, editor files, and the templates of `kernellab new`.
 _LEFT_OUT_PARTS = {"__pycache__", "build", "templates"}
 
@@ -22,11 +24,12 @@ _LEFT_OUT_PARTS = {"__pycache__", "build", "templates"}
 def grader_files(assignment: Assignment) -> dict[str, BundleFile]:
     """Relative POSIX path -> file, for grading `assignment` with `kernellab --root` on their folder."""
     root = assignment.root
+    if missing := [name for name in SHARED if not (root / name).exists()]:
+        raise InputError(f"{root} has no {', '.join(missing)}: the grader's files come from the repository root, "
+                         "a checkout of kernellab (or a course repository copied from one)")
     files: dict[str, BundleFile] = {}
     for name in (*SHARED, assignment.manifest_path.parent.relative_to(root).as_posix(), assignment.reference, assignment.skeleton):
         files.update(_tree(root, root / name))
-    for name in PACKAGE:
-        files.update({f"grader/{path}": file for path, file in _tree(PACKAGE_ROOT, PACKAGE_ROOT / name).items()})
     return dict(sorted(files.items()))
 
 

@@ -44,8 +44,9 @@ def write_files(directory: Path, files: dict[str, str | bytes]) -> None:
 
 def copy_build_system(root: Path) -> Path:
     """`root` holding the real build system, harness, CPU backend and the manifest reader that
-    CMake runs (grader/kernellab), ready for an assignment."""
-    for name in ("CMakeLists.txt", "grader/harness", "grader/cpu", "grader/kernellab"):
+    CMake runs (grader/kernellab, with its pyproject.toml: the exports bundle both), ready for an
+    assignment."""
+    for name in ("CMakeLists.txt", "grader/harness", "grader/cpu", "grader/kernellab", "grader/pyproject.toml"):
         source, target = REAL_ROOT / name, root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():

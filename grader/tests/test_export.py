@@ -93,6 +93,14 @@ def test_the_prairielearn_question_validates_against_prairielearn_s_schema(start
     assert "FROM ubuntu:24.04" in dockerfile and "pip install --no-cache-dir 'numpy>=1.24'" in dockerfile, dockerfile
 
 
+def test_the_prairielearn_question_turns_external_grading_on():
+    # PrairieLearn's documentation: external grading is disabled where "enabled" is absent.
+    from kernellab.export_prairielearn import info_json
+
+    options = info_json(load_assignment(REAL_ROOT, "pbb"), "course/kernellab-grader", 600, False)["externalGradingOptions"]
+    assert options["enabled"] is True
+
+
 def test_prairielearn_upload_lists_every_alias_as_optional_and_requires_only_unaliased_names():
     from kernellab.export_prairielearn import question_html
 

@@ -92,8 +92,9 @@ class ContainerSandbox:
             self._open_in_work(path, writable=path in step.writable)
             if not reachable_by_others(path) or not _open_to_others(path, writable=path in step.writable):
                 raise SandboxFailure(
-                    f"{path} is not open to the step's unprivileged uid (its folders must be searchable by "
-                    "others, and the path readable by them); grade from a folder that is"
+                    f"{path} is not open to the step's unprivileged uid: every folder above it must be searchable "
+                    "by others, and the path readable by them; grade from a folder that every user can reach "
+                    "(one under /tmp or /srv, say, not under /root)"
                 )
         _libc()  # loaded here: the child between fork and exec only calls it
         uid = self._uids.acquire()
