@@ -8,6 +8,7 @@ graded or rejected: a batch killed at any moment resumes without losing or dupli
 
 import json
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +119,7 @@ def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[
     )
     with Progress(*columns, console=console) as progress, ThreadPoolExecutor(jobs) as pool:
         bar = progress.add_task("grading", total=len(pending), failed=0)
-        futures = {pool.submit(_grade_one, grading, name, submissions[name], out): name for name in pending}
+        futures = {pool.submit(_grade_one, grading, name, submissions[name], out, progress.console.print): name for name in pending}
         for future in as_completed(futures):
             grade = future.result()
             failed += not grade.is_final
@@ -126,10 +127,17 @@ def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[
             progress.console.print(f"{grade.student}: {grade.score:g}/{grade.max_score:g} ({grade.status})")
 
 
-def _grade_one(grading: GradingRun, student: str, submission: Path, out: Path) -> Grade:
+def _grade_one(grading: GradingRun, student: str, submission: Path, out: Path, say: Callable[[str], None]) -> Grade:
+    # A grade takes minutes (the first ones wait for the reference's build too): the log says
+    # when each starts and what it has earned after each stage, not only when it ends.
     started = time.monotonic()
+    say(f"{student}: grading")
+
+    def stage_ended(partial: Grade) -> None:
+        say(f"{student}: {partial.score:g}/{partial.max_score:g} so far, after {time.monotonic() - started:.0f} s")
+
     try:
-        grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student)
+        grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student, stage_ended)
     except Exception as error:  # the grader's own failure: this student is "not graded", the batch goes on
         grade = Grade(
             student=student,

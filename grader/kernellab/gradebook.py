@@ -116,7 +116,10 @@ def gradebook_rows(grades: "dict[str, Grade | None]", loose: dict[str, str],
                    roster: dict[str, dict[str, str]] | None, roster_key: str = "submission") -> list[Row]:
     """Every submission, every loose entry and every roster student, sorted by name. An entry the
     roster does not name has only its name, in the roster's key column."""
+    from kernellab.summary import shared_notes
+
     roster = roster or {}
+    shared = shared_notes(grades)
     rows = []
     for name in sorted(set(grades) | set(loose) | set(roster)):
         identity = roster.get(name, {roster_key: name})
@@ -124,13 +127,28 @@ def gradebook_rows(grades: "dict[str, Grade | None]", loose: dict[str, str],
         if name in grades:
             grade = grades[name]
             status = grade.status if grade else Status.NOT_GRADED
-            message = grade.message if grade else "no grade was written"
+            if grade is None:
+                message = "no grade was written"
+            elif status == Status.GRADED:
+                message = graded_message(grade, shared)
+            else:
+                message = grade.message
         elif name in loose:
             grade, status, message = None, NOT_A_SUBMISSION, loose[name]
         else:
             grade, status, message = None, NO_SUBMISSION, "the roster names this student; the folder has no entry"
         rows.append(Row(name, status, grade, "; ".join(filter(None, (message, note))), identity))
     return rows
+
+
+def graded_message(grade: "Grade", shared: tuple[str, ...]) -> str:
+    """A graded student's message: each task's first failure, then the lines of the grade's own
+    message that are this student's (a note that every grade of the batch has is the class
+    summary's: the large cases left to a GPU, say)."""
+    from kernellab.summary import first_failure
+
+    failures = [f"{task.id}: {failure}" for task in grade.tasks if (failure := first_failure(task))]
+    return "; ".join([*failures, *(line for line in grade.message.splitlines() if line not in shared)])
 
 
 def task_points(row: Row, task_ids: tuple[str, ...]) -> list[str]:
@@ -180,7 +198,8 @@ def moodle_csv(assignment: Assignment, rows: list[Row], identity_columns: tuple[
     writer.writerow([*columns, *(task_column(assignment, task) for task in assignment.task_ids), "feedback"])
     for row in rows:
         identity = [row.identity.get(column, "") for column in identity_columns] if identity_columns else [row.name]
-        feedback = row.message or (f"{row.grade.score:g} of {row.grade.max_score:g} points" if row.grade else "")
+        score = f"{row.grade.score:g} of {row.grade.max_score:g} points" if row.grade and row.status == Status.GRADED else ""
+        feedback = "; ".join(filter(None, (score, row.message)))
         writer.writerow([*identity, *task_points(row, assignment.task_ids), feedback])
     return buffer.getvalue()
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import coverage, reports
-from kernellab.grading.model import Grade, TaskGrade
+from kernellab.grading.model import Grade, GroupResult, TaskGrade
 from kernellab.grading.run import GROUPS
 from kernellab.intake import SubmissionRejected, take
 from kernellab.manifest import Assignment
-from kernellab.verdict import FINAL_STATUSES, Status, Verdict
+from kernellab.verdict import FINAL_STATUSES, NOT_RUN, Status, Verdict
 
 MARKDOWN_FILE = "summary.md"
 HTML_FILE = "summary.html"
@@ -65,6 +65,7 @@ class ClassSummary:
     speed: dict[str, tuple[float, ...]]  # "task: case at size" -> ratios
     # What share of the points the grades could give without a GPU (coverage.py); '' for all.
     coverage_line: str
+    notes: tuple[str, ...]  # what every grade's message says (shared_notes)
     first_failures: dict[str, list[tuple[str, int]]]  # task -> (failure, students), commonest first
     similarity: Similarity
 
@@ -102,26 +103,47 @@ def summarize(assignment: Assignment, grades: dict[str, Grade | None], loose: di
         pass_rates=pass_rates,
         speed={name: tuple(sorted(ratios)) for name, ratios in speed.items()},
         coverage_line=coverage.class_line(graded),
+        notes=shared_notes(grades),
         first_failures=first_failures,
         similarity=similarity,
     )
 
 
+def shared_notes(grades: dict[str, Grade | None]) -> tuple[str, ...]:
+    """The lines of the message that every graded student's grade has: notes on how the batch
+    graded (the large cases left to a GPU, say), said once for the class, not as each student's."""
+    messages = [grade.message.splitlines() for grade in grades.values() if grade and grade.status == Status.GRADED]
+    return tuple(line for line in messages[0] if all(line in others for others in messages[1:])) if messages else ()
+
+
 def _group_passed(task: TaskGrade, group: str) -> bool:
     if group == "all":  # an answered task: passed when it has every point
         return task.points == task.max_points
-    return any(found.group == group and found.verdict == Verdict.PASSED for found in task.groups)
+    return any(found.group == group and _earned(found) for found in task.groups)
+
+
+def _earned(group: GroupResult) -> bool:
+    """Whether a group passed with its points: one that passed but lost them (a required property
+    not met, a forbidden library: "passed, no points") did not."""
+    return group.verdict == Verdict.PASSED and group.points >= group.max_points
 
 
 def first_failure(task: TaskGrade) -> str:
     """What went wrong first in a task, in words that students' failures share (no sizes or seeds):
-    the first group that did not pass, its verdict and its first failing test case."""
+    the first group that failed, its verdict and its first failing test case; else, where its
+    groups passed without their points, why (the first line of the feedback: its findings).
+    Neither a group left to a GPU nor a note (the large cases run on a GPU only, a stage skipped)
+    is a failure: the coverage line counts the first, and the notes end the feedback."""
     for group in task.groups:
-        if group.verdict == Verdict.PASSED:
+        if group.verdict == Verdict.PASSED or group.verdict in NOT_RUN:
             continue
         failed = next((case.name for case in group.test_cases if not case.passed), "")
         return f"{group.group}: {group.verdict}" + (f": {failed}" if failed else "")
-    if task.points < task.max_points and task.feedback:
+    if task.groups:
+        lost = any(group.verdict == Verdict.PASSED and not _earned(group) for group in task.groups)
+    else:  # an answered task
+        lost = task.points < task.max_points
+    if lost and task.feedback:
         return task.feedback.splitlines()[0]
     return ""
 
@@ -205,10 +227,13 @@ def markdown(summary: ClassSummary) -> str:
                   + f" (of {summary.max_score:g}; {len(summary.scores)} scores, a rejected submission counts 0)", ""]
     if summary.coverage_line:
         lines += [summary.coverage_line, ""]
+    lines += [f"Every grade says: {note}" for note in summary.notes] + ([""] if summary.notes else [])
     widest = max((count for _low, _high, count in summary.histogram), default=0) or 1
     lines += ["| points | students | |", "|---|---|---|"]
     lines += [f"| {low:g}-{high:g} | {count} | {'#' * round(40 * count / widest)} |" for low, high, count in summary.histogram]
-    lines += ["", "## Pass rates", "", "| task | group | passed | of graded | rate |", "|---|---|---|---|---|"]
+    lines += ["", "## Pass rates", "", "A group passed where it passed with its points: one that passed without them "
+              "(a required property not met, a forbidden library) did not.", "",
+              "| task | group | passed | of graded | rate |", "|---|---|---|---|---|"]
     for task, groups in summary.pass_rates.items():
         for group, (passed, total) in groups.items():
             lines.append(f"| {task} | {group} | {passed} | {total} | {_percent(passed, total)} |")

@@ -29,11 +29,13 @@ sys.path.insert(0, {grader!r})
 from kernellab import batch
 from kernellab.grading.model import Grade, TaskGrade
 
-def grade_submission(run, submission, student, job):
+def grade_submission(run, submission, student, job, publish):
     time.sleep(0.03)
     points = sum(map(ord, student)) % 11
-    return Grade(student=student, assignment=run.assignment.id, backend=run.backend, status="graded",
-                 tasks=(TaskGrade("copy", "Copies", points, 10),), seed=run.seed)
+    grade = Grade(student=student, assignment=run.assignment.id, backend=run.backend, status="graded",
+                  tasks=(TaskGrade("copy", "Copies", points, 10),), seed=run.seed)
+    publish(grade)  # as the pipeline does after the tests stage
+    return grade
 
 batch.grade_submission = grade_submission
 from kernellab.cli import main
@@ -54,6 +56,22 @@ def test_submissions_are_folders_and_archives_named_by_student(tmp_path):
     write_files(tmp_path, {"alice.zip": ""})
     with pytest.raises(InputError, match="two submissions for alice"):
         find_submissions(tmp_path)
+
+
+def test_the_batch_log_says_when_each_student_starts_and_what_each_stage_earned(tmp_path):
+    # The log of a batch whose output is no terminal (rich draws no bar there): each grade takes
+    # minutes, so it must not stay silent from "N to grade" to the first finished student.
+    submissions = tmp_path / "submissions"
+    for name in ("ann", "bob"):
+        (submissions / name).mkdir(parents=True)
+    finished = subprocess.run(batch_command(submissions, tmp_path / "out"), capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    lines = finished.stdout.splitlines()
+    for student in ("ann", "bob"):
+        points = sum(map(ord, student)) % 11
+        said = [lines.index(f"{student}: grading"), lines.index(f"{student}: {points}/10 (graded)")]
+        so_far = [index for index, line in enumerate(lines) if line.startswith(f"{student}: {points}/10 so far, after ")]
+        assert len(so_far) == 1 and said[0] < so_far[0] < said[1], finished.stdout
 
 
 def test_a_batch_killed_twenty_times_ends_with_the_gradebook_of_an_uninterrupted_run(tmp_path):

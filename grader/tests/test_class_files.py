@@ -78,7 +78,8 @@ def test_moodle_gets_the_roster_identity_a_grade_column_per_task_and_feedback(as
     write_gradebooks(assignment, {"ada": graded("ada", 40, hidden=Verdict.FAILED, failing_case="saxpy at hostile sizes")}, {},
                      tmp_path, GradebookOptions("moodle", roster))
     lines = list(csv.reader((tmp_path / "grades-moodle.csv").open()))
-    assert lines == [["Email address", "submission", "demo: saxpy", "feedback"], ["ada@example.org", "ada", "40", "40 of 100 points"]]
+    assert lines == [["Email address", "submission", "demo: saxpy", "feedback"],
+                     ["ada@example.org", "ada", "40", "40 of 100 points; saxpy: hidden: FAILED: saxpy at hostile sizes"]]
 
 
 def test_a_roster_without_the_key_column_or_with_a_name_twice_is_an_input_error(tmp_path):
@@ -119,6 +120,43 @@ def test_the_summary_counts_scores_pass_rates_speed_ratios_and_first_failures(as
     assert f"| saxpy | public | {passed} | 37 | {100 * passed / 37:.0f}% |" in text and "| 90-100 |" in text
     page = html_page(summary)
     assert page.count('class="bar"') == HISTOGRAM_BINS and f"<td>public</td><td>{passed}</td><td>37</td>" in page
+
+
+# What every grade on the CPU backend says (grading/pipeline.py): a note, not a failure.
+LARGE_CASES_NOTE = "the large cases (the course's own array sizes) run on a GPU only: a GPU grade runs them with the hidden cases"
+UNMET = "no points: saxpy: 3 reads per element, required at most 2"
+
+
+def cpu_graded(student: str, public: str = Verdict.PASSED, property_met: bool = True, own_note: str = "") -> Grade:
+    """A grade as the CPU backend makes it: 87.5 correctness points in two groups, the 12.5 speed
+    points not given, the note on the large cases in the message and the task's feedback; a
+    required property not met leaves the groups passed, without their points."""
+    earned = property_met and public == Verdict.PASSED
+    cases = () if public == Verdict.PASSED else (TestCaseResult("saxpy at hostile sizes", 4, 1, "n := 1025"),)
+    groups = (GroupResult("public", public, test_cases=cases, points=43.75 if earned else 0, max_points=43.75),
+              GroupResult("hidden", Verdict.PASSED, points=43.75 if property_met else 0, max_points=43.75))
+    feedback = "\n".join(filter(None, ("" if property_met else UNMET, LARGE_CASES_NOTE)))
+    task = TaskGrade("saxpy", "saxpy", sum(group.points for group in groups), 100, groups, feedback)
+    return Grade(student, "demo", "cpu", "graded", "\n".join(filter(None, (LARGE_CASES_NOTE, own_note))), tasks=(task,))
+
+
+def test_the_class_view_counts_passed_without_points_as_not_passed_and_no_note_as_a_failure(assignment, tmp_path):
+    skipped = "skipped: confirming failures alone (the grading deadline was near)"
+    grades = {"perfect": cpu_graded("perfect"), "unmet": cpu_graded("unmet", property_met=False),
+              "failed": cpu_graded("failed", public=Verdict.FAILED, own_note=skipped)}
+    summary = summarize(assignment, grades, {}, Similarity(0, (), "not checked"))
+    assert summary.pass_rates["saxpy"] == {"public": (1, 3), "hidden": (2, 3)}
+    assert dict(summary.first_failures["saxpy"]) == {UNMET: 1, "public: FAILED: saxpy at hostile sizes": 1}
+    text = markdown(summary)
+    assert text.count(LARGE_CASES_NOTE) == 1 and f"Every grade says: {LARGE_CASES_NOTE}" in text
+    assert "| saxpy | public | 1 | 3 | 33% |" in text
+
+    write_gradebooks(assignment, grades, {}, tmp_path, GradebookOptions("moodle"))
+    messages = {row["student"]: row["message"] for row in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert messages == {"perfect": "", "unmet": f"saxpy: {UNMET}", "failed": f"saxpy: public: FAILED: saxpy at hostile sizes; {skipped}"}
+    feedback = {row["submission"]: row["feedback"] for row in csv.DictReader((tmp_path / "grades-moodle.csv").open())}
+    assert feedback == {"perfect": "87.5 of 100 points", "unmet": f"0 of 100 points; saxpy: {UNMET}",
+                        "failed": f"43.75 of 100 points; saxpy: public: FAILED: saxpy at hostile sizes; {skipped}"}
 
 
 def test_copydetect_finds_known_wrong_versions_of_one_solution_and_not_an_independent_one(assignment, tmp_path, monkeypatch):
