@@ -70,7 +70,7 @@ Your files are in `skeleton/{id}/`; edit them there, or copy them to a folder of
 ## Check your work
 
 You need CMake 3.24 or newer, the CUDA toolkit (nvcc), Catch2 v2 or v3 and Python 3.11 or newer
-(on Debian or Ubuntu: `apt-get install cmake catch2 ninja-build`). Nothing needs installing with
+(on Debian or Ubuntu: `apt-get install {packages}`). Nothing needs installing with
 pip: the `kernellab` script in this folder runs the checker from `grader/kernellab` with Python's
 standard library alone.
 
@@ -166,7 +166,9 @@ def bundle_files(assignment: Assignment) -> dict[str, BundleFile]:
     files[f"handout/{assignment.id}.html"] = BundleFile(render_html(assignment.title, markdown_text).encode())
     has_cpu_backend = any(name.startswith("grader/cpu/") for name in files)
     cpu_backend = CPU_BACKEND_NOTE if has_cpu_backend else ""
-    readme = README.format(id=assignment.id, title=assignment.title, cpu_backend=cpu_backend)
+    # Boost.Context: the CPU backend's fibers (grader/cpu).
+    packages = "cmake catch2 ninja-build" + (" libboost-context-dev" if has_cpu_backend else "")
+    readme = README.format(id=assignment.id, title=assignment.title, cpu_backend=cpu_backend, packages=packages)
     files["README.md"] = BundleFile(readme.encode())
     files["kernellab"] = BundleFile(LAUNCHER.encode(), SCRIPT_MODE)
     return dict(sorted(files.items()))

@@ -32,16 +32,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernellab", description="kernellab: check a solution against an assignment's tests, generate skeletons, prove the tests reject known-wrong versions.")
     parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
+    _add_root_option(parser, None)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        subparser = command.add_parser(subparsers)
+        # After the verb too; SUPPRESS: a verb without it keeps the --root given before the verb.
+        _add_root_option(subparser, argparse.SUPPRESS)
+        subparser.set_defaults(run=command.run)
+    return parser
+
+
+def _add_root_option(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument(
         "--root",
         metavar="DIR",
+        default=default,
         help=f"the repository root (default: ${ROOT_ENVIRONMENT_VARIABLE}, else the first directory "
         "above the working directory holding assignments/ and CMakeLists.txt)",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(subparsers).set_defaults(run=command.run)
-    return parser
 
 
 def find_root(explicit: str | None, start: Path) -> Path:
@@ -57,6 +65,6 @@ def find_root(explicit: str | None, start: Path) -> Path:
         if (directory / "assignments").is_dir() and (directory / "CMakeLists.txt").is_file():
             return directory
     raise InputError(
-        f"no directory holding assignments/ and CMakeLists.txt above {start}; "
-        f"pass --root DIR or set {ROOT_ENVIRONMENT_VARIABLE}"
+        f"no directory holding assignments/ and CMakeLists.txt above {start}: kernellab works in a checkout of "
+        f"kernellab, or a course repository copied from one; pass --root DIR or set {ROOT_ENVIRONMENT_VARIABLE}"
     )

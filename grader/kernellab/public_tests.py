@@ -225,7 +225,7 @@ def summary_lines(results: list[TaskResult]) -> list[str]:
             f"The GPU tests of {', '.join(result.id for result in not_run)} "
             f"({sum(result.points for result in not_run)} points) were skipped because this machine has no "
             "CUDA device, so no correctness verdict was given for those tasks "
-            "(--cmake-arg=-DKERNELLAB_BACKEND=cpu runs them on the CPU backend, or `kernellab grade` does by itself)."
+            "(--cmake-arg=-DKERNELLAB_BACKEND=cpu runs them on the CPU backend)."
         )
     return lines
 

@@ -310,7 +310,7 @@ def html_page(grade: Grade) -> str:
         f"<title>{html.escape(title)}</title><style>"
         "body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:.3em .6em}tr.pass td:last-child{color:#070}"
-        "tr.fail td:last-child{color:#a00}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}"
+        "tr.fail td:last-child{color:#a00}pre{background:#f4f4f4;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}"
         f"</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(summary(grade)).replace(chr(10), '<br>')}</p>"
         f"<table><tr><th>test</th><th>points</th><th>verdict</th></tr>{table}</table>{chart}{details}</body></html>\n"
     )

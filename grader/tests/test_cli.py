@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from kernellab.cli import COMMANDS, find_root, main
+from helpers import REAL_ROOT
+from kernellab.cli import COMMANDS, build_parser, find_root, main
 
 
 @pytest.mark.parametrize("verb", [command.__name__.rsplit(".", 1)[1] for command in COMMANDS])
@@ -67,3 +68,19 @@ def test_no_root_found_is_an_input_error(tmp_path: Path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["strip"]) == 2
     assert "pass --root DIR or set KERNELLAB_ROOT" in capsys.readouterr().err
+
+
+def test_the_root_option_may_follow_the_verb_and_one_before_it_stays(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.delenv("KERNELLAB_ROOT", raising=False)
+    assert build_parser().parse_args(["--root", "before", "strip"]).root == "before"
+    assert build_parser().parse_args(["strip", "--root", "after"]).root == "after"
+    assert main(["strip", "--root", str(tmp_path)]) == 2
+    assert f"{tmp_path} is not a kernellab repository root" in capsys.readouterr().err
+
+
+def test_a_submission_path_that_does_not_exist_is_a_usage_error_not_a_rejected_grade(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "studnet-ada"
+    assert main(["--root", str(REAL_ROOT), "grade", str(missing), "--assignment", "pbb"]) == 2
+    assert f"{missing}: no such file or folder" in capsys.readouterr().err
+    assert not (tmp_path / "grades").exists(), "no report for a submission that is not there"

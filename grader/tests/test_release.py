@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 import stat
 import tarfile
@@ -52,6 +53,14 @@ def test_the_handout_holds_what_a_student_needs_and_nothing_of_the_instructor(pb
     assert all(name.startswith(top) for name in names)
     assert not [name for name in names if "/reference/" in name or "/wrong/" in name]
     assert audit(archive_members(pbb_archives[0]), PBB) == []
+
+
+def test_the_handout_readme_installs_what_its_builds_need_and_names_only_the_verb_its_script_has():
+    readme = bundle_files(PBB)["README.md"].content.decode()
+    packages = set(re.search(r"`apt-get install ([^`]+)`", readme)[1].split())
+    # The handout holds the CPU backend (grader/cpu), whose fibers are Boost.Context's.
+    assert {"cmake", "catch2", "ninja-build", "libboost-context-dev"} <= packages
+    assert set(re.findall(r"kernellab (\w+)", readme)) == {"test"}, "the handout's script has `test` alone"
 
 
 def test_the_skeleton_in_the_handout_is_the_generated_one(pbb_archives: list[Path]):

@@ -187,6 +187,8 @@ def test_reports_are_written_with_grade_json_and_a_grade_reads_back(tmp_path):
     assert "scan-multi: public tests: FAILED" in (tmp_path / "feedback.md").read_text()
     page = (tmp_path / "feedback.html").read_text()
     assert "<pre>" in page and 'src="data:image/png;base64,' in page
+    # A mismatch's "device X, expected Y" is at the end of a long line: wrapped, not scrolled out of sight.
+    assert "pre{" in page and "white-space:pre-wrap" in page
 
 
 def test_a_grade_that_could_not_be_made_writes_no_gradescope_score(tmp_path):

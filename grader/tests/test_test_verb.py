@@ -368,7 +368,7 @@ def test_the_summary_counts_points_of_tasks_that_ran_and_says_the_gpu_tests_were
     assert lines[-1] == (
         "The GPU tests of copy (10 points) were skipped because this machine has no CUDA device, so no "
         "correctness verdict was given for those tasks (--cmake-arg=-DKERNELLAB_BACKEND=cpu runs them on the "
-        "CPU backend, or `kernellab grade` does by itself)."
+        "CPU backend)."
     )
     copy_row = next(line for line in lines if line.startswith("copy "))
     assert "pass" not in copy_row
