@@ -5,8 +5,11 @@ skipped and said so, instead of the platform killing the whole run and keeping n
 The grading pipeline asks `fits(estimate)` before each stage it may skip (confirming a run
 alone, speed, sanitizers), describes what it skips with `skip_note()`, cuts each run's time limit with
 `timeout_for()`, and writes the platform results after each stage (grading/progress.py), so a
-platform that kills the run keeps what was earned. The Deadline belongs to the grading run and
-holds no submission's state: a batch grades several submissions under one Deadline at once.
+platform that kills the run keeps what was earned. The tests may not be skipped: a test run that
+the deadline left no time to start, or whose cut limit ran out, gives no verdict, and the grade
+is "not graded" (grading/groups.py, `out_of_time`), never a zero. The Deadline belongs to the
+grading run and holds no submission's state: a batch grades several submissions under one
+Deadline at once.
 """
 
 import time
@@ -40,12 +43,22 @@ class Deadline:
     def skip_note(self, cost: "StageCost") -> str:
         """What the student reads of a stage skipped for want of time: what it needed, what was
         left, and what it would have given."""
-        return (f"{cost.stage}: skipped, the grading deadline was near (it needs about {cost.estimate_s:.0f} s, "
-                f"{self.remaining():.0f} s were left of {self.seconds:g} s); it would have given {cost.would_give}")
+        return (f"{cost.stage}: skipped, the grading deadline was near (it needs about {duration(cost.estimate_s)}, "
+                f"{duration(self.remaining())} were left of {self.seconds:g} s); it would have given {cost.would_give}")
 
     def timeout_for(self, limit_s: float) -> float:
-        """A step's own time limit, cut to what is left (at least 1 s, so the step still starts)."""
+        """A step's own time limit, cut to what is left (at least 1 s, so a step started with a
+        moment left still runs)."""
         return max(1.0, min(limit_s, self.remaining()))
+
+    def over(self) -> bool:
+        """Whether nothing is left: a step started now could not run at all."""
+        return self.remaining() == 0
+
+
+def duration(seconds: float) -> str:
+    """'45 s', or '6.0 h' from an hour on (what a stage of many full time limits would take)."""
+    return f"{seconds:.0f} s" if seconds < 3600 else f"{seconds / 3600:.1f} h"
 
 
 @dataclass(frozen=True)
@@ -58,3 +71,4 @@ class StageCost:
     would_give: str
     # The ids of the tasks it concerns: their feedback says when it was skipped.
     tasks: tuple[str, ...] = ()
+

@@ -128,5 +128,7 @@ def timeout_within(remaining_s: float) -> float:
 
 def noted(grade: Grade, why: str) -> Grade:
     """`grade`, made here instead of on the GPU host, saying why (first thing the student reads)."""
-    note = f"Graded on this platform's CPU backend, without speed points: the GPU grading host gave no grade ({why})."
+    note = (f"Graded on this platform's CPU backend, without speed points: the GPU grading host gave no grade ({why})."
+            if grade.status != Status.NOT_GRADED else
+            f"The GPU grading host gave no grade ({why}), and this platform's CPU backend could not grade it either:")
     return replace(grade, message="\n".join(filter(None, (note, grade.message))))

@@ -9,6 +9,7 @@ import shutil
 import socket
 import tarfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,10 @@ def test_a_grade_made_here_instead_says_so_first():
     assert noted(grade, "host down").message.startswith(
         "Graded on this platform's CPU backend, without speed points: the GPU grading host gave no grade (host down).\na finding"
     )
+    out_of_time = replace(grade, status="not graded", message="the grading deadline (60 s) ran out before the tests could run")
+    assert noted(out_of_time, "host down").message == (
+        "The GPU grading host gave no grade (host down), and this platform's CPU backend could not grade it either:\n"
+        "the grading deadline (60 s) ran out before the tests could run")
 
 
 @pytest.mark.parametrize("text, address", [(":8750", ("127.0.0.1", 8750)), ("0.0.0.0:80", ("0.0.0.0", 80)), ("[::1]:9000", ("::1", 9000))])

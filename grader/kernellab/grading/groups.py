@@ -1,5 +1,9 @@
 """Run each test executable on each group's inputs in a fresh process, judge its records against
-the reference's, and run again alone the groups that may have failed through their neighbours."""
+the reference's, and run again alone the groups that may have failed through their neighbours.
+
+A run that the grading deadline gave less than its full time limit and that ran out of time (or
+that the deadline left no time to start) says nothing of the code: the grade is then "not
+graded" (`out_of_time`), never a zero. Only a run that used its whole limit has timed out."""
 
 import re
 from collections.abc import Iterator
@@ -9,10 +13,10 @@ from pathlib import Path
 
 from kernellab import applicability, runner
 from kernellab.applicability import Condition
-from kernellab.deadline import StageCost
+from kernellab.deadline import StageCost, duration
 from kernellab.grading import reference
 from kernellab.grading.building import Built
-from kernellab.grading.model import GroupResult
+from kernellab.grading.model import GradingError, GroupResult
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
@@ -43,7 +47,8 @@ class GroupRun:
     step: Step
     # The conditions of the submission's code whose cases are not applicable (applicability.py).
     not_applicable: tuple[Condition, ...] = ()
-    # The run's time limit: the manifest's, or less where the grading deadline cut it.
+    # The run's time limit: the manifest's, or less where the grading deadline cut it; 0 when the
+    # deadline had passed before the run could start (it did not run).
     limit_s: float = 0.0
 
 
@@ -62,15 +67,19 @@ def run_group(grading: GradingRun, job: Path, tests: str, group: str, not_applic
     program = executable(job / "build", grading.assignment.id, tests)
     step = run_step(program, [records], gpu=grading.backend.on_gpu)
     with grading.run_slots:
-        limit_s = grading.run_timeout_s
-        outcome = runner.run_program(
-            grading.group_command(program, tests, group),
-            cwd=records.parent,
-            timeout_s=limit_s,
-            environment={**grading.group_environment(group), "KERNELLAB_RECORD": str(records)},
-            sandbox=grading.sandbox,
-            step=step,
-        )
+        if grading.deadline.over():
+            # No verdict can come of it (out_of_time): the tests stage waits for no run of it.
+            limit_s, outcome = 0.0, runner.RunOutcome(None, True, 0.0, "not started: the grading deadline had passed")
+        else:
+            limit_s = grading.run_timeout_s
+            outcome = runner.run_program(
+                grading.group_command(program, tests, group),
+                cwd=records.parent,
+                timeout_s=limit_s,
+                environment={**grading.group_environment(group), "KERNELLAB_RECORD": str(records)},
+                sandbox=grading.sandbox,
+                step=step,
+            )
     log = run_log(job, tests, group)
     log.parent.mkdir(exist_ok=True)
     log.write_text(outcome.output, encoding="utf-8")
@@ -83,7 +92,10 @@ def run_log(job: Path, tests: str, group: str) -> Path:
 
 
 def judge_groups(grading: GradingRun, built: Built, runs: list[GroupRun]) -> dict[GroupKey, GroupResult]:
-    """The verdict on every group: 'build failed' for the test executables that did not build."""
+    """The verdict on every group: 'build failed' for the test executables that did not build.
+    GradingError (the grade is "not graded") when the deadline left a run without its verdict."""
+    if why := out_of_time(grading, runs):
+        raise GradingError(why)
     results = {(tests, group): GroupResult(group, Verdict.BUILD_FAILED, errors)
                for tests, errors in built.items() if errors is not None for group in grading.active_groups()}
     return results | {(ran.tests, ran.group): judge_group(grading, ran) for ran in runs}
@@ -128,9 +140,9 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
     elif verdict == Verdict.NEEDS_GPU and not end.failed:
         detail = LOCKSTEP_RIGHT
     elif verdict == Verdict.NEEDS_GPU:
-        detail = "\n".join((LOCKSTEP_WRONG, _failure_detail(grading, ran, failed, produced.problem, len(checks), reached_end)))
+        detail = "\n".join((LOCKSTEP_WRONG, _failure_detail(ran, failed, produced.problem, len(checks), reached_end)))
     else:
-        detail = _failure_detail(grading, ran, failed, produced.problem, len(checks), reached_end)
+        detail = _failure_detail(ran, failed, produced.problem, len(checks), reached_end)
     detail = "\n".join(filter(None, (detail, *not_applicable)))
     # What other runs on the GPU can do to this one: take the memory it needs, or slow it past
     # its time limit. A crash, a wrong result or a sandbox limit (the step's own) is the run's.
@@ -153,11 +165,45 @@ def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupR
         if first_log.exists():
             first_log.replace(first_log.with_suffix(".beside-others.log"))
         with grading.gpu_lock.exclusive():
-            again = judge_group(grading, run_group(grading, job, *key, not_applicable))
+            ran = run_group(grading, job, *key, not_applicable)
+        if out_of_time(grading, [ran]):
+            # As when the deadline skips this stage: the first verdict stands, and says so.
+            note = f"its run {alone(grading)} ran out of the grading deadline: this verdict is the first run's, beside other runs"
+            confirmed[key] = replace(result, detail="\n".join(filter(None, (result.detail, note))))
+            continue
+        again = judge_group(grading, ran)
         reason = "out of time" if result.verdict == Verdict.TIMED_OUT else "out of GPU memory"
-        note = f"run again with the GPU to itself: the first run, beside other runs, ran {reason}"
+        note = f"run again {alone(grading)}: the first run, beside other runs, ran {reason}"
         confirmed[key] = replace(again, detail="\n".join(filter(None, (again.detail, note))))
     return confirmed
+
+
+def alone(grading: GradingRun) -> str:
+    """How confirm_alone runs a group: the GPU's memory and time its own, or on the CPU backend the
+    machine's cores (no other test run beside it)."""
+    return "with the GPU to itself" if grading.backend.on_gpu else "with no other test run beside it"
+
+
+def out_of_time(grading: GradingRun, runs: list[GroupRun]) -> str:
+    """Why `runs` give no verdict, or "" when each had the time for one. A run whose time limit the
+    deadline cut and that ran out of it may have needed no more than its full limit, and a run
+    the deadline left no time to start did not run: neither says anything of the code, and
+    grading them as timed out would be a zero for the grader's lack of time. A run that used its
+    full limit (the manifest's) and ran out has timed out: that is the code's."""
+    late = [ran for ran in runs if ran.outcome.timed_out and not ran.outcome.limit_hit and ran.limit_s < grading.timeout_s]
+    if not late:
+        return ""
+    deadline = f"the grading deadline ({grading.deadline.seconds:g} s)"
+    again = ("no verdict came of them, and nothing here is the submission's doing; grade it again with a longer "
+             "deadline (--deadline, or the platform's time limit) or on a faster machine")
+    unstarted = [ran for ran in late if not ran.limit_s]
+    if len(unstarted) == len(runs):
+        return f"{deadline} ran out before the tests could run: the stages before them (intake, isolation, the build) took all of it; {again}"
+    cut = [ran for ran in late if ran.limit_s]
+    parts = [f"{len(cut)} had their time limit of {duration(grading.timeout_s)} cut by it and ran out of time ("
+             + ", ".join(f"{ran.tests} ({ran.group}) after {duration(ran.limit_s)}" for ran in cut) + ")"] if cut else []
+    parts += [f"{len(unstarted)} could not start"] if unstarted else []
+    return f"{deadline} ran out in the tests stage: of {len(runs)} test runs, {' and '.join(parts)}; {again}"
 
 
 def needs_confirming(result: GroupResult) -> bool:
@@ -174,21 +220,21 @@ def confirming_cost(grading: GradingRun, results: dict[GroupKey, GroupResult]) -
     estimate = sum(grading.timeout_s if results[key].verdict == Verdict.TIMED_OUT else max(1.0, results[key].seconds)
                    for key in keys)
     groups = ", ".join(f"{tests} ({group})" for tests, group in keys)
+    memory = " or of GPU memory" if grading.backend.on_gpu else ""
     return StageCost("confirming failures alone", estimate,
-                     f"a run of {groups} with the GPU to itself, whose verdict would have replaced a failure "
-                     "that the runs beside it may have caused (out of time or of GPU memory)",
+                     f"a run of {groups} {alone(grading)}, whose verdict would have replaced a failure "
+                     f"that the runs beside it may have caused (out of time{memory})",
                      tuple(task.id for task in grading.assignment.tested_tasks if any(task.tests == tests for tests, _ in keys)))
 
 
-def _failure_detail(grading: GradingRun, ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int,
-                    reached_end: bool) -> str:
+def _failure_detail(ran: GroupRun, failed: list[TestCaseResult], problem: str, checks: int, reached_end: bool) -> str:
     outcome = ran.outcome
     lines = []
     if outcome.limit_hit:
         lines.append(f"stopped by the sandbox's {runner.limit_words(outcome.limit_hit, ran.step)}")
     elif outcome.timed_out:
-        lines.append(f"no result after {ran.limit_s:g} s (a kernel that never finishes?)" if ran.limit_s >= grading.timeout_s
-                     else f"no result after {ran.limit_s:.0f} s, its limit of {grading.timeout_s:g} s cut by the grading deadline")
+        # Only a run with its full limit gets here (out_of_time).
+        lines.append(f"no result after {ran.limit_s:g} s, its full time limit (a kernel that never finishes?)")
     if failed:
         first = failed[0]
         lines += [first.name, first.first_failure]

@@ -70,8 +70,8 @@ def _build_and_record(grading: GradingRun) -> None:
 def record_all(grading: GradingRun, build_dir: Path) -> None:
     """The reference's records of every test executable and group, each checked against
     itself. A run that fails out of time or out of GPU memory beside other runs (students'
-    runs in a batch) runs again with the GPU to itself, and only that run decides, as for a
-    student's groups (groups.confirm_alone)."""
+    runs in a batch) runs again alone (on a GPU, with the GPU to itself), and only that run
+    decides, as for a student's groups (groups.confirm_alone)."""
     records_dir = grading.reference_records
     shutil.rmtree(records_dir, ignore_errors=True)
     records_dir.mkdir(parents=True)
