@@ -18,9 +18,10 @@ def print_grade(grade: Grade) -> None:
     table.add_column("verdict")
     table.add_column("time", justify="right")
     for entry in entries(grade):
-        style = "green" if entry.passed else "red"
+        # Left to a GPU is no failure: neither green nor red.
+        style = "green" if entry.passed else "yellow" if entry.left_to_gpu else "red"
         first = entry.output.split("\n", 1)[0] if not entry.passed else ""
-        verdict = f"[{style}]{entry.verdict}[/{style}]" + (f" {_escape(first)}" if first and first != entry.verdict else "")
+        verdict = f"[{style}]{_escape(entry.verdict)}[/{style}]" + (f" {_escape(first)}" if first and first not in entry.verdict else "")
         table.add_row(entry.name, f"{entry.points:g}/{entry.max_points:g}", verdict, f"{entry.seconds:.1f} s")
     console.print(table)
     for entry in entries(grade):

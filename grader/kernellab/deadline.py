@@ -72,3 +72,15 @@ class StageCost:
     # The ids of the tasks it concerns: their feedback says when it was skipped.
     tasks: tuple[str, ...] = ()
 
+
+def cut_limits_warning(limit_s: float, deadline_s: float) -> str:
+    """What an instructor reads when one test run's own limit on the CPU backend does not fit in a
+    platform's grading deadline ('' when it does): every run's limit is then cut, and a kernel
+    that never ends shows only at a full limit, so its grade is "not graded" instead of a timed-out
+    task (grading/groups.py, `out_of_time`)."""
+    if limit_s < deadline_s:
+        return ""
+    return (f"warning: one test run may take {limit_s:g} s on the CPU backend (the manifest's [grading] cpu_timeout), "
+            f"no less than the {deadline_s:g} s grading gets there: every run's limit is cut, so a submission whose "
+            f"kernel never ends is not graded (no score) instead of timing out; a cpu_timeout well under "
+            f"{deadline_s:g} s lets such a hang cost its task")

@@ -2,12 +2,13 @@
 XML for CI dashboards, and a Markdown and an HTML feedback page for the student.
 
 Each writer is a pure function of the Grade over the same list of scored entries (one per test
-group, or per answered task); `write_all` puts them side by side in a folder.
+group, or per answered task); `write_all` puts them side by side in a folder. An entry left to a
+GPU (coverage.py) is no failure: JUnit marks it skipped, and the course platforms, whose containers
+grade without a GPU, leave out the speed cases and show a test group left to a GPU without points,
+PrairieLearn's score being out of the points the grade's backend can give.
 """
 
-import base64
 import html
-import io
 import json
 import os
 import socket
@@ -18,9 +19,11 @@ from pathlib import Path
 
 from kernellab import coverage
 from kernellab.backend import Backend
-from kernellab.grading.model import Grade
+from kernellab.grading.model import Grade, TaskGrade
+from kernellab.grading.scoring import NO_POINTS
 from kernellab.speed import SpeedResult
-from kernellab.verdict import Status, Verdict
+from kernellab.speed_table import size_name, speed_chart, speed_table
+from kernellab.verdict import NOT_RUN, Status, Verdict
 
 GRADESCOPE_FILE = "results.json"
 PRAIRIELEARN_FILE = "prairielearn.json"
@@ -42,6 +45,8 @@ class Entry:
     seconds: float
     # "public" or "hidden" for a test group's entry, "" for the others.
     group: str = ""
+    # Its points need a GPU: a test group not run here, or a speed case where none was timed for that.
+    left_to_gpu: bool = False
 
 
 def entries(grade: Grade) -> list[Entry]:
@@ -55,10 +60,11 @@ def entries(grade: Grade) -> list[Entry]:
             )
         for group in task.groups:
             output = "\n".join(text for text in (task.feedback, group.detail) if text)
+            unpaid = group.verdict == Verdict.PASSED and group.points < group.max_points
             rows.append(
                 Entry(f"{task.id}: {group.group} tests", task.id, group.points, group.max_points,
-                      group.verdict == Verdict.PASSED and group.points == group.max_points, group.verdict, output, group.seconds,
-                      group.group)
+                      group.verdict == Verdict.PASSED and not unpaid, _passed_unpaid(task) if unpaid else group.verdict,
+                      output, group.seconds, group.group, left_to_gpu=group.verdict in NOT_RUN)
             )
         if task.sanitizer:
             rows.append(
@@ -67,17 +73,28 @@ def entries(grade: Grade) -> list[Entry]:
                       "no errors" if task.sanitizer_clean else "errors found", task.sanitizer, 0.0)
             )
         for result in task.speed:
+            # Left to a GPU, the why is the grade's coverage line, not six copies of it.
+            needs_gpu = coverage.speed_needs_gpu(grade, task)
             rows.append(
                 Entry(f"{task.id}: speed of {result.case} at {size_name(result.size)}", task.id, result.points,
-                      result.max_points, result.points == result.max_points, speed_verdict(result),
-                      result.problem, 0.0)
+                      result.max_points, result.points == result.max_points,
+                      "not run: needs a GPU" if needs_gpu else speed_verdict(result), "" if needs_gpu else result.problem,
+                      0.0, left_to_gpu=needs_gpu)
             )
     return rows
 
 
-def size_name(size: int) -> str:
-    """2^28 for powers of two, the number otherwise."""
-    return f"2^{size.bit_length() - 1}" if size & (size - 1) == 0 else str(size)
+def _passed_unpaid(task: TaskGrade) -> str:
+    """The verdict of a group whose tests passed while a finding (a requirement not met, a
+    forbidden library) took its task's points: what took them, not a bare "passed" at no points."""
+    first = task.feedback.split("\n", 1)[0]
+    return f"passed, {first}" if first.startswith(NO_POINTS) else "passed, no points"
+
+
+def platform_entries(grade: Grade) -> list[Entry]:
+    """The entries a course platform lists as tests: not the speed cases left to a GPU, which are
+    no test where the grade was made (the summary says what a GPU would give)."""
+    return [entry for entry in entries(grade) if not (entry.left_to_gpu and not entry.group)]
 
 
 def speed_verdict(result: SpeedResult) -> str:
@@ -89,9 +106,15 @@ def speed_verdict(result: SpeedResult) -> str:
     )
 
 
+def headline(grade: Grade) -> str:
+    """'pbb: 88 of 88 points (graded)': out of the points the grade's backend can give (the
+    coverage line says what a GPU would add)."""
+    return f"{grade.assignment}: {grade.score:g} of {coverage.platform_max(grade):g} points ({grade.status})"
+
+
 def summary(grade: Grade) -> str:
     """The overall outcome in one paragraph, first what a student must know."""
-    lines = [f"{grade.assignment}: {grade.score:g} of {grade.max_score:g} points ({grade.status})"]
+    lines = [headline(grade)]
     if covered := coverage.line(grade):
         lines.append(covered)
     if grade.message:
@@ -117,7 +140,7 @@ def _sandbox(grade: Grade) -> str:
 def summary_markdown(grade: Grade) -> str:
     """The summary as Markdown: the outcome in bold, the message (in a code block when it spans
     lines: compiler output), the findings as a list, where it was graded, and the speed table."""
-    blocks = [f"**{grade.assignment}: {grade.score:g} of {grade.max_score:g} points ({grade.status})**"]
+    blocks = [f"**{headline(grade)}**"]
     if covered := coverage.line(grade):
         blocks.append(covered)
     if grade.message:
@@ -143,19 +166,7 @@ def gradescope(grade: Grade, hidden_visibility: str = "visible") -> dict:
         "test_output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
-        "tests": [
-            {
-                "name": entry.name,
-                "number": str(number),
-                "score": entry.points,
-                "max_score": entry.max_points,
-                "status": "passed" if entry.passed else "failed",
-                "output": f"{entry.verdict}\n{entry.output}".rstrip(),
-                "tags": [entry.task],
-                "visibility": hidden_visibility if entry.group == "hidden" else "visible",
-            }
-            for number, entry in enumerate(entries(grade), start=1)
-        ],
+        "tests": [_gradescope_test(entry, number, hidden_visibility) for number, entry in enumerate(platform_entries(grade), start=1)],
         "extra_data": {
             "student": grade.student,
             "assignment": grade.assignment,
@@ -176,15 +187,34 @@ def gradescope(grade: Grade, hidden_visibility: str = "visible") -> dict:
     }
 
 
+def _gradescope_test(entry: Entry, number: int, hidden_visibility: str) -> dict:
+    test = {
+        "name": entry.name,
+        "number": str(number),
+        "score": entry.points,
+        "max_score": entry.max_points,
+        "status": "passed" if entry.passed else "failed",
+        "output": f"{entry.verdict}\n{entry.output}".rstrip(),
+        "tags": [entry.task],
+        "visibility": hidden_visibility if entry.group == "hidden" else "visible",
+    }
+    if entry.left_to_gpu:
+        # Gradescope's tests are passed or failed; one of no points and no status is neither.
+        del test["status"]
+        test |= {"max_score": 0.0, "output": f"{entry.verdict} (its {entry.max_points:g} points need a GPU)\n{entry.output}".rstrip()}
+    return test
+
+
 def prairielearn(grade: Grade) -> dict:
     """PrairieLearn's external-grader results: score from 0 to 1. Not gradable when grading could
     not run, or when intake refused the submission: PrairieLearn then shows the reason
     (`format_errors`) and costs the student no attempt, instead of a zero."""
     refused = {"format_errors": [grade.message]} if grade.status == Status.REJECTED else {}
+    gradable_max = coverage.platform_max(grade)
     return {
         "gradable": grade.status == Status.GRADED,
         **refused,
-        "score": grade.score / grade.max_score if grade.max_score else 0.0,
+        "score": grade.score / gradable_max if gradable_max else 0.0,
         "message": summary(grade),
         "output": "",
         "tests": [
@@ -192,11 +222,11 @@ def prairielearn(grade: Grade) -> dict:
                 "name": entry.name,
                 "description": entry.verdict,
                 "points": entry.points,
-                "max_points": entry.max_points,
-                "message": entry.verdict,
+                "max_points": 0.0 if entry.left_to_gpu else entry.max_points,
+                "message": f"{entry.verdict} (its {entry.max_points:g} points need a GPU)" if entry.left_to_gpu else entry.verdict,
                 "output": entry.output,
             }
-            for entry in entries(grade)
+            for entry in platform_entries(grade)
         ],
     }
 
@@ -210,7 +240,8 @@ def junit(grade: Grade) -> str:
         "testsuite",
         name=f"{grade.assignment}.{grade.student}",
         tests=str(len(rows)),
-        failures=str(sum(not row.passed for row in rows)),
+        failures=str(sum(not row.passed and not row.left_to_gpu for row in rows)),
+        skipped=str(sum(row.left_to_gpu for row in rows)),
         errors="1" if grade.status == Status.NOT_GRADED else "0",
         time=f"{grade.seconds:.3f}",
     )
@@ -222,7 +253,9 @@ def junit(grade: Grade) -> str:
         case = ElementTree.SubElement(
             suite, "testcase", classname=f"{grade.assignment}.{row.task}", name=row.name, time=f"{row.seconds:.3f}"
         )
-        if not row.passed:
+        if row.left_to_gpu:
+            ElementTree.SubElement(case, "skipped", message=row.verdict).text = row.output or None
+        elif not row.passed:
             failure = ElementTree.SubElement(case, "failure", message=row.verdict)
             failure.text = row.output
     ElementTree.indent(suites)
@@ -249,51 +282,10 @@ def markdown(grade: Grade) -> str:
     return "\n".join(lines) + "\n"
 
 
-def speed_table(grade: Grade) -> list[tuple[str, str, str, float, float]]:
-    """(case, size, kernel, microseconds, GB/s) for the student, the reference and the copy kernel."""
-    rows = []
-    for task in grade.tasks:
-        for result in task.speed:
-            for kernel, micros, moved in (("yours", result.student_us, result.bytes),
-                                          ("reference", result.reference_us, result.bytes),
-                                          (result.baseline or "baseline", result.baseline_us, result.bytes),
-                                          ("copy kernel, same size", result.copy_us, 8.0 * result.size)):
-                if micros:
-                    rows.append((result.case, size_name(result.size), kernel, micros, moved / (micros * 1e3)))
-    return rows
-
-
-def speed_chart(grade: Grade) -> str:
-    """A bar chart of the speed table's GB/s as a PNG data URI, or '' when nothing was timed."""
-    rows = speed_table(grade)
-    if not rows:
-        return ""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    labels = [f"{case}\n{size}" for case, size, _kernel, _micros, _gbps in rows if _kernel == "yours"]
-    kernels = tuple(dict.fromkeys(kernel for _case, _size, kernel, _micros, _gbps in rows))
-    figure, axes = pyplot.subplots(figsize=(max(6, 1.8 * len(labels)), 3.6))
-    width = 0.8 / len(kernels)
-    for offset, kernel in enumerate(kernels):
-        values = [gbps for _case, _size, name, _micros, gbps in rows if name == kernel]
-        axes.bar([index + offset * width for index in range(len(values))], values, width, label=kernel)
-    axes.set_xticks([index + width * (len(kernels) - 1) / 2 for index in range(len(labels))], labels, fontsize=8)
-    axes.set_ylabel("GB/s (bytes read + written)")
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    pyplot.close(figure)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
 def html_page(grade: Grade) -> str:
     rows = entries(grade)
     table = "".join(
-        f'<tr class="{"pass" if row.passed else "fail"}"><td>{html.escape(row.name)}</td>'
+        f'<tr class="{"pass" if row.passed else "skip" if row.left_to_gpu else "fail"}"><td>{html.escape(row.name)}</td>'
         f"<td>{row.points:g} / {row.max_points:g}</td><td>{html.escape(row.verdict)}</td></tr>"
         for row in rows
     )
@@ -309,7 +301,7 @@ def html_page(grade: Grade) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{html.escape(title)}</title><style>"
         "body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:.3em .6em}tr.pass td:last-child{color:#070}"
+        "td,th{border:1px solid #ccc;padding:.3em .6em}tr.pass td:last-child{color:#070}tr.skip td:last-child{color:#666}"
         "tr.fail td:last-child{color:#a00}pre{background:#f4f4f4;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}"
         f"</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(summary(grade)).replace(chr(10), '<br>')}</p>"
         f"<table><tr><th>test</th><th>points</th><th>verdict</th></tr>{table}</table>{chart}{details}</body></html>\n"

@@ -41,26 +41,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab import export_gradescope, export_prairielearn
+    from kernellab import coverage, export_gradescope, export_prairielearn
+    from kernellab.backend import Backend
+    from kernellab.deadline import cut_limits_warning
     from kernellab.remote import read_token
 
     assignment = load_assignment(args.root, args.assignment)
     token = read_token(args.token_file) if args.remote else None
+    exporter = export_gradescope if args.platform == "gradescope" else export_prairielearn
+    timeout_s = args.timeout or (export_gradescope.DEFAULT_TIMEOUT_S if args.platform == "gradescope"
+                                 else export_prairielearn.MAX_TIMEOUT_S)
     try:
         if args.platform == "gradescope":
             if args.out is None:
                 raise InputError("export gradescope needs --out DIR")
-            written = [export_gradescope.export(assignment, args.out.resolve(), args.timeout or export_gradescope.DEFAULT_TIMEOUT_S,
-                                                args.remote, token)]
+            written = [export_gradescope.export(assignment, args.out.resolve(), timeout_s, args.remote, token)]
         else:
             if args.course is None or args.image is None:
                 raise InputError("export prairielearn needs --course DIR and --image NAME")
-            written = export_prairielearn.export(assignment, args.course.resolve(), args.image,
-                                                 args.timeout or export_prairielearn.MAX_TIMEOUT_S, args.remote, token)
+            written = export_prairielearn.export(assignment, args.course.resolve(), args.image, timeout_s, args.remote, token)
     except ValueError as error:
         raise InputError(f"--timeout: {error}") from None
     for path in written:
         print(f"wrote {display_path(path)}")
     if args.remote:
         print("it holds the service's token: keep it out of what students can see")
+    # What full marks are there, and whether a hang can be told from the grader's lack of time.
+    print(coverage.platform_note(assignment, args.platform, bool(args.remote)))
+    limits = assignment.grading
+    if warning := cut_limits_warning(Backend.CPU.timeout_s(limits.timeout_s, limits.cpu_timeout_s), timeout_s - exporter.MARGIN_S):
+        print(warning)
     return 0

@@ -8,6 +8,9 @@ from kernellab.grading.model import GradingError, GroupResult, TaskGrade
 from kernellab.manifest import Assignment, Task
 from kernellab.verdict import Verdict
 
+# How a task's feedback starts when a finding took its points (reports.py words its passed groups by it).
+NO_POINTS = "no points: "
+
 
 def correctness_points(assignment: Assignment, task: Task) -> float:
     """A task's points less those its [[speed]] cases give."""
@@ -29,7 +32,7 @@ def score_task(assignment: Assignment, task: Task, groups: tuple[GroupResult, ..
         )
         for group in groups
     )
-    feedback = "no points: " + "; ".join(findings) if findings else ""
+    feedback = NO_POINTS + "; ".join(findings) if findings else ""
     return TaskGrade(task.id, task.title, round(sum(group.points for group in scored), 2), task.points, scored, feedback)
 
 
