@@ -4,8 +4,12 @@ Per built program (a test executable, or the speed program), beyond what the sam
 from the reference shows:
 - the headers of a forbidden library its objects include, from Ninja's log of the compiler's own
   dependency output (the include graph a macro cannot hide);
-- the forbidden names among its symbols (`nm -C`: what the linker pulled in), and the libc clocks
-  it defines itself (one would replace the clock of the whole process);
+- the forbidden names among its symbols (`nm -C`: what the linker pulled in);
+- the functions and variables it defines that a shared library it loads also defines (libc's
+  fwrite or clock_gettime, libstdc++'s): the program's definition replaces the library's for the
+  whole process, the harness's calls included, so it could rewrite the records the harness writes
+  or the clock it reads. The invariant is that no code of the student's replaces code of anyone
+  else's; a program whose symbols cannot be read is a finding too, never a pass;
 - the functions its own objects call (`nm -u`: the test's translation unit, the student's headers
   in it) that go around the count of device-to-host copies (`bytes-to-host`, issue 16): the
   driver API, functions looked up at run time, host memory a kernel can write, and copies the
@@ -15,20 +19,20 @@ against the reference's test executables, not against the reference's speed prog
 CUB in it as a baseline: any CUB in a student's speed program is the student's.
 """
 
+import functools
+import platform
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from kernellab.grading.targets import SPEED_TARGET, executable, target_name
+from kernellab.errors import InputError
+from kernellab.grading.targets import compiled_in, executable, is_speed_target
 
-# Functions a program must not define: libc's clocks, which the harness reads. Defined in the
-# executable, one replaces libc's for the whole process (the CUDA runtime's own functions need no
-# entry: linked statically, a second definition fails to link). Not libstdc++'s clocks: some
-# toolchains link libstdc++ statically, so its definitions are there.
-DENIED_DEFINITIONS = frozenset({
-    "clock_gettime", "__clock_gettime", "__clock_gettime64", "gettimeofday", "time", "clock", "times", "timespec_get",
-})
+LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
+# Symbols of every program that a shared library also defines: the C runtime's start files.
+RUNTIME_SYMBOLS = frozenset({"_init", "_fini", "_start", "_end", "_edata", "__bss_start", "__data_start", "data_start",
+                             "__dso_handle", "_IO_stdin_used", "__libc_csu_init", "__libc_csu_fini", "main"})
 
 # The copies the harness counts: each `__wrap_<copy>` of kernellab_host_traffic's source, which
 # the GPU test executables are linked with (`--wrap`); the CPU backend's runtime counts its own.
@@ -66,30 +70,34 @@ def symbols_in_binaries(
     """Per built program, its findings: forbidden libraries it includes or links, clocks it defines,
     calls around the counted copies. `baseline` is the reference's build folder, `root` the project's."""
     pattern = library_pattern(forbidden) if forbidden else None
-    headers = _headers_by_target(build_dir)
-    reference_headers = _headers_by_target(baseline)
-    tests = [target for target in targets if target != SPEED_TARGET]
+    tests = [target for target in targets if not is_speed_target(target)]
     found: dict[str, tuple[str, ...]] = {}
     for target in targets:
         program = executable(build_dir, assignment_id, target)
-        # The reference's programs this one is held against: its own, or (the speed program) the tests.
-        held_against = tests if target == SPEED_TARGET else [target]
-        names, defined = _symbols(program, pattern)
-        reference_names, reference_defined = set(), set()
-        reached = _forbidden_headers(headers.get(program.name, set()), pattern)
+        # The reference's programs this one is held against: its own, or (a speed program) the tests.
+        held_against = tests if is_speed_target(target) else [target]
+        if not program.is_file():
+            continue
+        try:
+            names, replaced = _symbols(program, pattern)
+        except UnreadableProgram as unreadable:
+            found[target] = (f"the {target} build could not be checked ({unreadable.message}), so it earns nothing",)
+            continue
+        reference_names, reference_replaced = set(), {}
+        reached = _forbidden_headers(headers_of(build_dir, assignment_id, target) or set(), pattern)
         for other in held_against:
-            other_program = executable(baseline, assignment_id, other)
-            more_names, more_defined = _symbols(other_program, pattern)
+            more_names, more_replaced = _symbols(executable(baseline, assignment_id, other), pattern)
             reference_names |= more_names
-            reference_defined |= more_defined
-            for word in _forbidden_headers(reference_headers.get(other_program.name, set()), pattern):
+            reference_replaced |= more_replaced
+            for word in _forbidden_headers(headers_of(baseline, assignment_id, other) or set(), pattern):
                 reached.pop(word, None)
         findings = [f"the {target} build includes {word} ({header}), which this assignment forbids"
                     for word, header in sorted(reached.items())]
         findings += [f"the {target} build links {name}, which this assignment forbids"
                      for name in sorted(names - reference_names)]
-        findings += [f"the {target} build defines {name} itself, which would replace the clock the grader times with"
-                     for name in sorted(defined - reference_defined)]
+        findings += [f"the {target} build defines {_demangled(name)} itself, which replaces {library}'s for the whole "
+                     "process: the clock the grader times with and the records the harness writes included"
+                     for name, library in sorted(replaced.items()) if name not in reference_replaced]
         reference_calls = set().union(*(_called(baseline, assignment_id, other) for other in held_against))
         findings += [f"the {target} build calls {name}: {why}"
                      for name, why in uncounted_routes(_called(build_dir, assignment_id, target) - reference_calls, root)]
@@ -98,14 +106,70 @@ def symbols_in_binaries(
     return found
 
 
-def _symbols(program: Path, pattern: re.Pattern | None) -> tuple[set[str], set[str]]:
-    """The forbidden names among the program's symbols, and the denied functions it defines."""
-    if not program.is_file() or shutil.which("nm") is None:
-        return set(), set()
-    listing = subprocess.run(["nm", "-C", str(program)], capture_output=True, text=True, errors="replace").stdout
+class UnreadableProgram(InputError):
+    """A built program whose symbols or libraries the grader cannot read: a student's costs its
+    task, the reference's makes the grade "not graded"."""
+
+
+def _symbols(program: Path, pattern: re.Pattern | None) -> tuple[set[str], dict[str, str]]:
+    """The forbidden names among the program's symbols, and each function or variable it defines
+    that a shared library it loads also defines, with that library's name."""
+    listing = _run_tool(["nm", "-C", str(program)])
     names = {match[1].lower() for match in pattern.finditer(listing)} if pattern else set()
-    defined = {line.split(" ", 2)[2] for line in listing.splitlines() if re.match(r"\S+ [TWDBRV] ", line)}
-    return names, DENIED_DEFINITIONS & defined
+    defined = {line.split()[2] for line in _run_tool(["nm", "--defined-only", "--extern-only", str(program)]).splitlines()
+               if len(line.split()) == 3}
+    replaced = {}
+    for library in _needed_libraries(program):
+        for name in (defined - RUNTIME_SYMBOLS) & _exported(library):
+            replaced.setdefault(name, Path(library).name)
+    return names, replaced
+
+
+def _run_tool(command: list[str]) -> str:
+    if shutil.which(command[0]) is None and not Path(command[0]).is_file():
+        raise UnreadableProgram(f"{command[0]} is not installed")
+    completed = subprocess.run(command, capture_output=True, text=True, errors="replace")
+    if completed.returncode != 0:
+        raise UnreadableProgram(f"{' '.join(command[:-1])} failed: {completed.stderr.strip()[:200]}")
+    return completed.stdout
+
+
+def _needed_libraries(program: Path) -> list[str]:
+    """The paths of the shared libraries the program names (its DT_NEEDED entries), found as the
+    dynamic loader finds them (its cache), without running the program as ldd may."""
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", _run_tool(["readelf", "-d", str(program)]))
+    paths = []
+    for name in needed:
+        path = _loader_cache().get(name)
+        if path is None:
+            raise UnreadableProgram(f"the library {name} it loads is not in the loader's cache")
+        paths.append(path)
+    return paths
+
+
+@functools.cache
+def _loader_cache() -> dict[str, str]:
+    """libc.so.6 -> /lib/x86_64-linux-gnu/libc.so.6, from `ldconfig -p`: this machine's
+    architecture's entry where the cache has one for another too (i386's libc6)."""
+    entries = re.findall(r"^\s*(\S+) \(([^)]*)\) => (\S+)$", _run_tool([LDCONFIG, "-p"]), re.MULTILINE)
+    machine = {"x86_64": "x86-64", "aarch64": "AArch64"}.get(platform.machine(), platform.machine())
+    cache: dict[str, str] = {}
+    for name, tags, path in sorted(entries, key=lambda entry: machine not in entry[1]):
+        cache.setdefault(name, path)
+    return cache
+
+
+@functools.cache
+def _exported(library: str) -> frozenset[str]:
+    """The functions and variables a shared library defines for others (its dynamic symbols)."""
+    listing = _run_tool(["nm", "-D", "--defined-only", library])
+    return frozenset(line.split()[2].split("@")[0] for line in listing.splitlines() if len(line.split()) == 3)
+
+
+def _demangled(name: str) -> str:
+    if not name.startswith("_Z") or shutil.which("c++filt") is None:
+        return name
+    return subprocess.run(["c++filt", name], capture_output=True, text=True).stdout.strip() or name
 
 
 def uncounted_routes(called: set[str], root: Path) -> list[tuple[str, str]]:
@@ -125,22 +189,28 @@ def uncounted_routes(called: set[str], root: Path) -> list[tuple[str, str]]:
 def _called(build_dir: Path, assignment_id: str, target: str) -> set[str]:
     """The functions the program's own objects call but do not define (`nm -u`), by name without a
     C++ signature: 'cudaMemcpy' also where the CPU backend's runtime defines it in C++."""
-    target_dir = build_dir / "assignments" / assignment_id / "CMakeFiles" / f"{target_name(assignment_id, target)}.dir"
-    objects = sorted(target_dir.rglob("*.o"))
-    if not objects or shutil.which("nm") is None:
+    directory, cmake_target = compiled_in(build_dir, assignment_id, target)
+    objects = sorted((directory / "assignments" / assignment_id / "CMakeFiles" / f"{cmake_target}.dir").rglob("*.o"))
+    if not objects:
         return set()
-    listing = subprocess.run(["nm", "-u", "-C", *map(str, objects)], capture_output=True, text=True, errors="replace").stdout
     called = set()
-    for line in listing.splitlines():
+    for line in _run_tool(["nm", "-u", "-C", *map(str, objects)]).splitlines():
         if match := re.fullmatch(r"\s+[Uwv] ([\w:]+)\S*.*", line):
             called.add(match[1])
     return called
 
 
-def _headers_by_target(build_dir: Path) -> dict[str, set[str]]:
-    """Per CMake target, every header its objects' compilers read (Ninja's dependency log)."""
-    if not (build_dir / "build.ninja").exists() or shutil.which("ninja") is None:
-        return {}
+def headers_of(build_dir: Path, assignment_id: str, target: str) -> set[str] | None:
+    """Every header the compilers of `build_dir`'s program `target` read (Ninja's dependency log
+    of the folder it was compiled in); None without such a log."""
+    directory, cmake_target = compiled_in(build_dir, assignment_id, target)
+    return _dependency_log(directory).get(cmake_target, set()) if (directory / "build.ninja").exists() else None
+
+
+def _dependency_log(build_dir: Path) -> dict[str, set[str]]:
+    """Per CMake target of `build_dir`, every file its objects' compilers read."""
+    if shutil.which("ninja") is None:
+        raise UnreadableProgram("ninja is not installed, whose log says what each program's compilers read")
     log = subprocess.run(["ninja", "-C", str(build_dir), "-t", "deps"], capture_output=True, text=True, errors="replace")
     headers: dict[str, set[str]] = {}
     target = None
@@ -148,8 +218,10 @@ def _headers_by_target(build_dir: Path) -> dict[str, set[str]]:
         if line and not line[0].isspace():
             match = re.search(r"CMakeFiles/([^/]+)\.dir/", line)
             target = match[1] if match else None
+            if target:
+                headers.setdefault(target, set())  # built, even where it read nothing of interest
         elif target and line.strip():
-            headers.setdefault(target, set()).add(line.strip())
+            headers[target].add(line.strip())
     return headers
 
 

@@ -111,11 +111,10 @@ def _require(assignment: Assignment, names: set[str], label: str) -> None:
 def _refuse_harness_tampering(taken: Path, assignment: Assignment, label: str) -> None:
     """Refuse code that reaches into the harness: results are recorded in the process that runs
     the student's code, so such code could forge them. Read as the compiler reads it
-    (static_checks.py): comments, strings, line splices and macros cannot hide it."""
-    tests = assignment.root / "assignments" / assignment.id / "tests"
-    given = assignment.reference_dir if assignment.reference_dir.is_dir() else assignment.skeleton_dir
-    protected = static_checks.protected_names(tests, static_checks.HARNESS_INCLUDE,
-                                              allowed=static_checks.defined_macros(given) if given.is_dir() else set())
+    (static_checks.py): comments, strings, line splices and macros cannot hide it. A first look,
+    each file alone and before any build; every build checks what it compiled (compiled_checks.py)."""
+    tests = assignment.tests_dir
+    protected = static_checks.assignment_protected_names(assignment)
     for path in sorted(taken.iterdir()):
         if path.suffix not in static_checks.SOURCE_SUFFIXES:
             continue  # read only where code includes it, as part of that code

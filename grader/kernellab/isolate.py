@@ -2,9 +2,13 @@
 
 A task's tests call other tasks' functions (scanIncBlock calls scanIncWarp), so one broken
 function would fail every task above it. Each task gets a solution folder of its own: the
-student's files, with every function that ANOTHER task owns (the manifest's `functions`) replaced
-by the reference's; the student's types, operators, constants, given code and the task's own
-functions stay. CMake builds the task's tests against it (`-DKERNELLAB_SOLUTION_<tests>=<folder>`).
+student's files, with every function that ANOTHER task owns (the manifest's `functions`) replaced:
+by the reference's where the reference's code of the task calls it, directly or through other
+functions (its dependencies: what the task is given), else by the skeleton's. So the reference's
+code in a task's folder is only what the task builds on, never another task's solution that the
+student's code could call instead of writing its own. The student's types, operators, constants,
+given code and the task's own functions stay. The grader builds the task's tests against the
+folder alone (grading/building.py).
 
 Definitions are found by name with libclang (templates included) in the translation unit of the
 entry file, as the tests include it, and spliced by their byte extents. The parse needs neither
@@ -21,6 +25,7 @@ functions after them (reported as not found). So the pipeline judges a task by i
 where that builds, else by the whole submission. An isolated build's compiler messages may quote
 the reference's code: they must not reach the student.
 """
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -32,6 +37,9 @@ from kernellab.markers import SOURCE_SUFFIXES, strip_source
 from kernellab.text import read_text
 
 
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
 @dataclass(frozen=True)
 class Isolation:
     """The solution folder of one task, and what in it is not the student's."""
@@ -40,9 +48,10 @@ class Isolation:
     tests: str
     folder: Path
     own: tuple[str, ...]  # the task's functions: the student's
-    from_reference: tuple[str, ...]  # other tasks' functions, replaced by the reference's
-    added: tuple[str, ...]  # of those, the ones the student's code lacks
-    helpers: tuple[str, ...]  # reference definitions they need that the student's code lacks
+    from_reference: tuple[str, ...]  # other tasks' functions the task's code calls, replaced by the reference's
+    from_skeleton: tuple[str, ...]  # the other tasks' functions, replaced by the skeleton's
+    added: tuple[str, ...]  # of those two, the ones the student's code lacks
+    helpers: tuple[str, ...]  # definitions they need that the student's code lacks
     own_missing: tuple[str, ...]  # the task's own functions not found in the student's code
 
 
@@ -51,22 +60,29 @@ def isolated_solutions(
 ) -> dict[str, Isolation]:
     """One folder per tested task under `out_dir/<tests>`, by the task's `tests` name; `solution_dir`
     holds the student's files after intake (the manifest's names or aliases). A task that owns no
-    functions tests given code: its folder takes every task's functions from the reference."""
+    functions tests given code, for no points: its folder takes every task's functions from the
+    reference."""
     tasks = assignment.tested_tasks
-    if not any(task.functions for task in tasks):
-        return {}
+    if not any(task.functions for task in tasks) or all(
+            not other.functions for task in tasks for other in assignment.tasks if other is not task):
+        return {}  # nothing to replace: each task's folder would be the student's
+    skeleton_dir = assignment.skeleton_dir
     with tempfile.TemporaryDirectory(prefix="kernellab-isolate-") as scratch:
         fallback = _fallback_folder(assignment, solution_dir, Path(scratch) / "fallback")
-        student, reference = parse_folders([(solution_dir, _entry_name(assignment, solution_dir), fallback),
-                                             (reference_dir, assignment.files.entry, None)], Path(scratch))
+        student, reference, skeleton = parse_folders([(solution_dir, _entry_name(assignment, solution_dir), fallback),
+                                                      (reference_dir, assignment.files.entry, None),
+                                                      (skeleton_dir, assignment.files.entry, None)], Path(scratch))
     texts = {path.name: path.read_bytes() for path in sorted(solution_dir.iterdir()) if path.is_file()}
-    reference_texts = {path.name: path.read_bytes() for path in sorted(reference_dir.iterdir()) if path.is_file()}
+    sources = {"reference": _Source(reference, _texts(reference_dir)), "skeleton": _Source(skeleton, _texts(skeleton_dir))}
+    owned = {name for task in assignment.tasks for name in task.functions}
     isolations = {}
     for task in tasks:
-        others = [name for other in assignment.tasks if other is not task for name in other.functions]
+        called = _called_by(reference, set(task.functions) | _used_by_tests(assignment, task)) if task.functions else owned
+        others = {name: "reference" if name in called else "skeleton"
+                  for other in assignment.tasks if other is not task for name in other.functions}
         if not others:  # a task alone: its folder would be the student's
             continue
-        files, isolation = _splice(task, others, student, reference, texts, reference_texts, out_dir / task.tests)
+        files, isolation = _splice(task, others, student, sources, texts, out_dir / task.tests)
         isolation.folder.mkdir(parents=True, exist_ok=True)
         for name, content in files.items():
             (isolation.folder / name).write_bytes(content)
@@ -74,24 +90,19 @@ def isolated_solutions(
     return isolations
 
 
-def cmake_overrides(isolations: dict[str, Isolation]) -> list[str]:
-    """The CMake arguments that build each task's test executable against its own folder."""
-    return [f"-DKERNELLAB_SOLUTION_{tests}={isolation.folder}" for tests, isolation in sorted(isolations.items())]
-
-
 def feedback_lines(isolation: Isolation) -> list[str]:
     """What the student reads about how this task was built."""
+    replaced = [f"the ones it calls ({', '.join(isolation.from_reference)}) are the reference's"] if isolation.from_reference else []
+    replaced += [f"the others ({', '.join(isolation.from_skeleton)}) the skeleton's"] if isolation.from_skeleton else []
     if isolation.own:
         lines = [f"Task {isolation.task} is judged on your {', '.join(isolation.own)} alone: in the build of its tests, "
-                 f"other tasks' functions ({', '.join(isolation.from_reference)}) are the reference's, "
-                 "so a mistake in one of those costs only its own task."]
+                 f"of other tasks' functions {' and '.join(replaced)}, so a mistake in one of those costs only its own task."]
     else:
-        lines = [f"Task {isolation.task} tests the code you were given: in the build of its tests, the tasks' "
-                 f"functions ({', '.join(isolation.from_reference)}) are the reference's, so a mistake in one of "
-                 "those costs only its own task."]
+        lines = [f"Task {isolation.task} tests the code you were given: in the build of its tests, of the tasks' "
+                 f"functions {' and '.join(replaced)}, so a mistake in one of those costs only its own task."]
     if isolation.added:
         lines.append(f"Not found in your code (renamed or missing?): {', '.join(isolation.added)}; "
-                     f"task {isolation.task} used the reference's.")
+                     f"task {isolation.task} used the reference's or the skeleton's.")
     if isolation.own_missing:
         lines.append(f"Task {isolation.task}: your {', '.join(isolation.own_missing)} not found (renamed or missing?).")
     return lines
@@ -156,26 +167,67 @@ def _fallback_folder(assignment: Assignment, solution_dir: Path, folder: Path) -
     return folder
 
 
-def _splice(task: Task, others: list[str], student: Parsed, reference: Parsed, texts: dict[str, bytes],
-            reference_texts: dict[str, bytes], folder: Path) -> tuple[dict[str, bytes], Isolation]:
-    """The task's files: `texts` with every function in `others` taken from the reference."""
+@dataclass(frozen=True)
+class _Source:
+    """Where replaced functions come from (the reference, the skeleton): its parse and its files."""
+
+    parsed: Parsed
+    texts: dict[str, bytes]
+
+    def by_name(self) -> dict[str, list[Definition]]:
+        found: dict[str, list[Definition]] = {}
+        for d in self.parsed.definitions:
+            found.setdefault(d.name, []).append(d)
+        return found
+
+
+def _texts(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+def _used_by_tests(assignment: Assignment, task: Task) -> set[str]:
+    """The names the code of the task's test source uses: the given code its tests call reaches
+    other tasks' functions too (a given kernel that copies with copyFromGlb2ShrMem). Not the
+    shared headers of the tests folder, which name every host function to probe its signature."""
+    path = assignment.tests_dir / f"test_{task.tests}.cu"
+    code = _COMMENT.sub(" ", read_text(path)) if path.is_file() else ""
+    return set(re.findall(r"\b[A-Za-z_]\w*\b", code))
+
+
+def _called_by(reference: Parsed, roots: set[str]) -> set[str]:
+    """The functions the reference's `roots` use, directly or through other functions."""
+    uses: dict[str, set[str]] = {}
+    for d in reference.definitions:
+        if d.kind == "function" and d.file:
+            uses.setdefault(d.name, set()).update(d.uses)
+    called, waiting = set(), [*roots]
+    while waiting:
+        for name in uses.get(waiting.pop(), ()):
+            if name in uses and name not in called | roots:
+                called.add(name)
+                waiting.append(name)
+    return called
+
+
+def _splice(task: Task, others: dict[str, str], student: Parsed, sources: dict[str, _Source], texts: dict[str, bytes],
+            folder: Path) -> tuple[dict[str, bytes], Isolation]:
+    """The task's files: `texts` with every function in `others` taken from the source it names."""
+    reference = sources["reference"].parsed
     own = {d.name for d in student.definitions if d.file and d.kind == "function" and d.is_definition}
     present = {d.name for d in student.definitions} | set(others)
     ref_order = {d.name: index for index, d in reversed(list(enumerate(reference.definitions)))}
-    by_name: dict[str, list[Definition]] = {}
-    for d in reference.definitions:
-        by_name.setdefault(d.name, []).append(d)
+    by_source = {label: source.by_name() for label, source in sources.items()}
 
-    def reference_text(d: Definition) -> bytes:
-        text = reference_texts[d.file][d.start:d.end]
+    def source_text(label: str, d: Definition) -> bytes:
+        text = sources[label].texts[d.file][d.start:d.end]
         return b"#define " + text if d.kind == "macro" else text
 
     # Each splice: (position in the student's translation unit, in the reference's, file, start and end
     # of the text it replaces, the line of the text at its end, name).
     splices, edits, added = [], [], []
-    for name in others:
-        if not any(d.kind == "function" and d.is_definition and d.file for d in by_name.get(name, [])):
-            raise IsolationError(f"a task owns {name!r}, which the reference does not define")
+    for name, label in others.items():
+        if not any(d.kind == "function" and d.is_definition and d.file for d in by_source[label].get(name, [])):
+            raise IsolationError(f"a task owns {name!r}, which the {label} does not define")
         mine = [(i, d) for i, d in enumerate(student.definitions)
                 if d.name == name and d.file and d.kind == "function" and d.is_definition]
         if mine:
@@ -187,17 +239,21 @@ def _splice(task: Task, others: list[str], student: Parsed, reference: Parsed, t
             added.append(name)
     helpers: list[str] = []
     for _, _, file, start, end, end_line, name in sorted(splices):
+        label, by_name = others[name], by_source[others[name]]
         needed = _needed(name, by_name, ref_order, present | {name} | set(task.functions))
         present |= set(needed)
         helpers += needed
-        parts = [reference_text(d) for h in needed for d in by_name[h] if d.file]
-        parts.append(b"\n\n".join(reference_text(d) for d in by_name[name] if d.kind == "function" and d.is_definition))
-        comment = b"// kernellab: the reference's %s, so that task %s is judged on its own code\n" % (
-            name.encode(), task.id.encode())
+        parts = [source_text(label, d) for h in needed for d in by_name[h] if d.file]
+        parts.append(b"\n\n".join(source_text(label, d) for d in by_name[name] if d.kind == "function" and d.is_definition))
+        comment = b"// kernellab: the %s's %s, so that task %s is judged on its own code\n" % (
+            label.encode(), name.encode(), task.id.encode())
         lead = b"\n\n" if start == end else b""
         edits.append((file, start, end, lead + comment + b"\n\n".join(parts) + b"\n#line %d\n" % end_line))
     files = dict(texts)
-    includes = [name for name in reference.system_includes if name not in student.system_includes]
+    used = {others[name] for name in others}
+    includes = [name for label in sorted(used) for name in sources[label].parsed.system_includes
+                if name not in student.system_includes]
+    includes = list(dict.fromkeys(includes))
     for file in sorted({edit[0] for edit in edits}):
         ordered = sorted((e for e in edits if e[0] == file), key=lambda e: (e[1], e[2]))
         content, cursor, pieces = texts[file], 0, []
@@ -207,8 +263,10 @@ def _splice(task: Task, others: list[str], student: Parsed, reference: Parsed, t
         header = b"".join(b"#include <%s>\n" % name.encode() for name in includes)
         files[file] = (header + b"#line 1\n" if header else b"") + b"".join(pieces) + content[cursor:]
     own_missing = tuple(name for name in task.functions if name not in own)
-    return files, Isolation(task.id, task.tests or "", folder, task.functions, tuple(others), tuple(added),
-                            tuple(helpers), own_missing)
+    from_reference = tuple(name for name, label in others.items() if label == "reference")
+    from_skeleton = tuple(name for name, label in others.items() if label == "skeleton")
+    return files, Isolation(task.id, task.tests or "", folder, task.functions, from_reference, from_skeleton,
+                            tuple(added), tuple(helpers), own_missing)
 
 
 def _anchor(name: str, student: Parsed, ref_order: dict[str, int]) -> tuple[float, str, int, int, int] | None:

@@ -110,7 +110,10 @@ def _parse(folder: Path, entry: str, fallback: Path | None, stubs: Path) -> Pars
             "-isystem", str(stubs), "-include", str(stubs / "kernellab_prelude.h")]
     options = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     index = cindex.Index.create()
-    unit = index.parse(str(folder / entry), args, options=options)
+    # A solution without the entry file (an optional one the build takes from the skeleton) is
+    # read through the fallback's copy, as the build reads it.
+    entry_path = folder / entry if (folder / entry).is_file() or fallback is None else fallback.resolve() / entry
+    unit = index.parse(str(entry_path), args, options=options)
     # An include that cannot be found is a fatal error, after which clang reports nothing; each
     # becomes an empty header, and the second parse reports every error.
     missing = {_missing_include(cursor) for cursor in unit.cursor.get_children()
@@ -119,7 +122,7 @@ def _parse(folder: Path, entry: str, fallback: Path | None, stubs: Path) -> Pars
         (stubs / name).parent.mkdir(parents=True, exist_ok=True)
         (stubs / name).touch()
     if missing:
-        unit = index.parse(str(folder / entry), args, options=options)
+        unit = index.parse(str(entry_path), args, options=options)
     definitions, system_includes = [], []
     contents: dict[str, bytes] = {}
     for cursor in _top_level(unit.cursor, cindex):

@@ -47,6 +47,12 @@ class Grading:
     # tails, partial warps and barriers are all exercised, in blocks of one warp and of 1024.
     sanitizer_sizes: tuple[int, ...] = (1025,)
     sanitizer_block_sizes: tuple[int, ...] = (32, 1024)
+    # The sizes of the race check (race_check.py: the CPU backend's thread orders on a GPU grade's
+    # code), with the tests' block sizes: by default one partial warp and just over a block of
+    # 1024. A kernel whose blocks loop over tiles races between iterations only when they make
+    # two: an assignment with such kernels adds sizes where every block does, on the CPU
+    # backend's device (2 SMs of 2048 threads), for its smallest and largest block and element size.
+    race_sizes: tuple[int, ...] = (33, 1025)
     # When Gradescope shows the hidden cases' results to the student (VISIBILITIES).
     hidden_visibility: str = "visible"
 
@@ -244,7 +250,7 @@ def _grading(table: dict) -> Grading:
         {},
         {"hidden_size_ranges": list, "large_size_range": list, "public_share": float, "timeout": int,
          "cpu_timeout": int, "forbidden": list, "sanitizer_penalty": float, "sanitizer_sizes": list,
-         "sanitizer_block_sizes": list, "hidden_visibility": str},
+         "sanitizer_block_sizes": list, "race_sizes": list, "hidden_visibility": str},
     )
     ranges = tuple(_size_range(pair, f"grading.hidden_size_ranges[{index}]")
                    for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)))
@@ -262,7 +268,7 @@ def _grading(table: dict) -> Grading:
     if not 0 <= penalty <= 1:
         raise field_error("grading.sanitizer_penalty", f"expected a number from 0 to 1, got {penalty}")
     sizes = {key: _positive_ints(table.get(key, getattr(defaults, key)), f"grading.{key}")
-             for key in ("sanitizer_sizes", "sanitizer_block_sizes")}
+             for key in ("sanitizer_sizes", "sanitizer_block_sizes", "race_sizes")}
     visibility = table.get("hidden_visibility", defaults.hidden_visibility)
     if visibility not in VISIBILITIES:
         raise field_error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")

@@ -4,8 +4,9 @@ A kernel that races between warps can pass every run on a GPU, whose scheduling 
 it. The CPU backend runs every launch under several thread orders and fails a launch whose orders
 leave different memory (grader/cpu). The check builds the submission a second time, on the CPU
 backend, and runs the test executables of the tasks that need it on small cases only (every size
-in RACE_SIZES with the tests' block sizes, as the hidden group: the secret seed, those sizes),
-recorded and judged against the reference's CPU-backend records like any group.
+of the manifest's `grading.race_sizes` with the tests' block sizes, as the hidden group: the
+secret seed, those sizes), recorded and judged against the reference's CPU-backend records like
+any group.
 
 What a grading run's submissions share, a RaceCheckRun, lives in its own folder of the grading
 run's work folder: the reference's CPU build, whose runtime (its thread orders fixed at compile
@@ -34,14 +35,13 @@ from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
 from kernellab.verdict import Verdict, lockstep_warning
 
-# Small enough for every launch under three thread orders in seconds; just over a block of 1024,
-# and one partial warp, as the sanitizers' sizes (sanitizer.py).
-RACE_SIZES = (33, 1025)
 # No nvcc check here: the GPU build already compiled the sources with nvcc. The reference's
 # runtime is compiled with the thread orders fixed, as a student build's must be: every
 # submission's build links it.
 CPU_ARGS = ("-DKERNELLAB_CPU_NVCC_CHECK=OFF", cpu_fixed_orders_arg())
 GROUP = "hidden"
+# Each race size in blocks of one warp and of 1024 threads, the smallest and the largest.
+BLOCK_SIZES = "32,1024"
 # Where the reference build keeps what a submission's build links instead of compiling.
 PREBUILT_RUNTIME = Path("grader/cpu/libkernellab_cpu_runtime.a")
 # The check's verdict where the reference does not build or record on the grading machine's CPU
@@ -60,15 +60,17 @@ class RaceCheck:
     # ..."), else the group's first failure; when it passed, the warning of a warp-synchronous
     # race that the task accepts, or "".
     finding: str = ""
+    # The array sizes it ran.
+    sizes: tuple[int, ...] = ()
 
 
 class RaceCheckRun(GradingRun):
-    """A grading run on the CPU backend whose only group is the hidden one, at RACE_SIZES, in
-    the folder `race-check` of the GPU grading run's work folder."""
+    """A grading run on the CPU backend whose only group is the hidden one, at the manifest's
+    race sizes, in the folder `race-check` of the GPU grading run's work folder."""
 
     def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | ContainerSandbox | None, seed: int):
         super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS)
-        self.hidden_sizes = RACE_SIZES
+        self.hidden_sizes = assignment.grading.race_sizes
         self._unavailable: str | None = None
         self._availability_lock = threading.Lock()
 
@@ -87,6 +89,9 @@ class RaceCheckRun(GradingRun):
     def active_groups(self) -> tuple[str, ...]:
         return (GROUP,)
 
+    def group_environment(self, group: str) -> dict[str, str]:
+        return {**super().group_environment(group), "KERNELLAB_BLOCK_SIZES": BLOCK_SIZES}
+
     def prebuilt(self) -> tuple[Path, ...]:
         """The reference build's CPU runtime and harness mains, once it has them."""
         runtime = self.reference_build / PREBUILT_RUNTIME
@@ -100,26 +105,26 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
     has one (`isolations`, as the GPU build); `not_applicable`: the cases the submission's code
     does not promise (applicability.py), left out as in its GPU groups."""
     if reason := run.unavailable():
-        return {name: RaceCheck(name, UNAVAILABLE, reason) for name in tests}
+        return {name: RaceCheck(name, UNAVAILABLE, reason, run.hidden_sizes) for name in tests}
     isolations = isolations or {}
     prebuilt = run.prebuilt()
-    cmake_args = (*run.cmake_args, *student_role_args(run.backend), *isolation.cmake_args(isolations))
+    cmake_args = (*run.cmake_args, *student_role_args(run.backend))
     if prebuilt:
         cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}", f"-DKERNELLAB_PREBUILT_CPU_RUNTIME={run.reference_build}")
     built = build(run.assignment, solution, job / "build", list(tests), cmake_args, run.sandbox,
-                  readable=(*prebuilt, *isolation.folders(isolations)))
+                  readable=prebuilt, views=isolation.views(isolations))
     checks = {}
     for name in tests:
         if built[name] is not None:
-            checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, f"its CPU-backend build failed:\n{built[name]}")
+            checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, f"its CPU-backend build failed:\n{built[name]}", run.hidden_sizes)
             continue
         ran = run_group(run, job, name, GROUP, not_applicable)
         result = judge_group(run, ran, failures_left_to_gpu=False)
         if result.verdict == Verdict.PASSED:
             # A warp-synchronous race that the task's policy accepts: right in lockstep, a warning.
-            checks[name] = RaceCheck(name, result.verdict, lockstep_warning(ran.outcome.output))
+            checks[name] = RaceCheck(name, result.verdict, lockstep_warning(ran.outcome.output), run.hidden_sizes)
         else:
-            checks[name] = RaceCheck(name, result.verdict, race_reported(ran.outcome.output) or result.detail)
+            checks[name] = RaceCheck(name, result.verdict, race_reported(ran.outcome.output) or result.detail, run.hidden_sizes)
     return checks
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kernellab import runner
 from kernellab.binary_checks import include_name, library_pattern
+from kernellab.manifest import Assignment
 from kernellab.sandbox.step import Step
 
 GRADER = Path(__file__).resolve().parents[1]
@@ -39,7 +40,7 @@ DEFINES = ("-DKERNELLAB_RECORD_ROLE=1", "-DKERNELLAB_CPU_BACKEND=1", "-DKERNELLA
 # The harness's CUDA helpers (kernellab/cuda_check.hpp, device_buffer.hpp) stay allowed.
 HARNESS_HEADERS = re.compile(r"(^|/)(kernellab/(record|compare|catch|property)\.hpp|catch2/.*|catch\.hpp)$")
 HARNESS_NAMES = re.compile(
-    r"\b(Recorder|recordDevice|recordEqual|recordClose|recordArray|recordProperty|graderRecords|CaseScope|Catch"
+    r"\b(Recorder|recordDevice|recordEqual|recordClose|recordArray|recordProperty|graderRecords|CaseScope|Catch|DepthMeasure"
     r"|mprotect|pkey_mprotect|process_vm_writev|ptrace)\b|/proc/self/mem"
 )
 # Macro names a student file may never define or undefine, besides every name the tests and the
@@ -128,7 +129,7 @@ def _expand(compiler: str, flags: list[str], source: Path, solution: Path, work:
     outcome = _run_limited([compiler, "-E", "-dD", *flags, "-o", str(output)], source, output)
     # The compiler removes its output when it fails: what it read up to a fatal error is lost.
     text = output.read_text(encoding="utf-8", errors="replace") if output.exists() else ""
-    return _parse(text, solution), outcome
+    return parse_preprocessed(text, (solution,)), outcome
 
 
 def _run_limited(command: list[str], source: Path, output: Path) -> runner.RunOutcome:
@@ -138,15 +139,16 @@ def _run_limited(command: list[str], source: Path, output: Path) -> runner.RunOu
     return runner.run_program(command, output.parent, PREPROCESS_TIMEOUT_S, step=step)
 
 
-def _parse(text: str, solution: Path) -> Preprocessed:
-    """The include graph, directives and expanded lines of the student's files in `text`."""
+def parse_preprocessed(text: str, student_dirs: tuple[Path, ...]) -> Preprocessed:
+    """The include graph, directives and expanded lines of the student's files (those in
+    `student_dirs`) in the preprocessor's output `text`."""
     result = Preprocessed()
-    student = str(solution.resolve())
+    students = [str(folder.resolve()) for folder in student_dirs]
     stack: list[tuple[str, int]] = []  # (file, line) of every file being read, innermost last
     current, line = "", 0
 
     def owned(path: str) -> bool:
-        return path.startswith(student + "/") or path == student
+        return any(path.startswith(student + "/") or path == student for student in students)
 
     def student_frame() -> tuple[str, int] | None:
         """The innermost student file being read (itself or through headers), and its line."""
@@ -194,6 +196,13 @@ def protected_names(*folders: Path, allowed: set[str] = frozenset()) -> frozense
     return frozenset(names - allowed)
 
 
+def assignment_protected_names(assignment: Assignment) -> frozenset[str]:
+    """The names a student file of `assignment` may not define: its tests' and the harness's, less
+    the macros its given code defines (the reference's, or in a handout the skeleton's)."""
+    given = assignment.reference_dir if assignment.reference_dir.is_dir() else assignment.skeleton_dir
+    return protected_names(assignment.tests_dir, HARNESS_INCLUDE, allowed=defined_macros(given) if given.is_dir() else set())
+
+
 def defined_macros(folder: Path) -> set[str]:
     """The names the files of `folder` (a reference: trusted) #define."""
     pattern = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.MULTILINE)
@@ -201,9 +210,16 @@ def defined_macros(folder: Path) -> set[str]:
 
 
 def harness_tampering(source: Path, solution: Path, tests: Path | None, protected: frozenset[str]) -> tuple[str, str] | None:
-    """Where and how `source` reaches into the grader's test harness, e.g. ('map.cuh:3', 'defines
-    KL_REQUIRE_EQUAL, a name of the grader's tests or harness'), or None."""
-    found = preprocess(source, solution, tests)
+    """Where and how `source`, read as a translation unit of its own, reaches into the grader's
+    test harness, e.g. ('map.cuh:3', 'defines KL_REQUIRE_EQUAL, a name of the grader's tests or
+    harness'), or None. A first look, before any build: what holds is the check of every
+    translation unit a build compiles (compiled_checks.py), which sees what this cannot."""
+    return harness_tampering_in(preprocess(source, solution, tests), protected)
+
+
+def harness_tampering_in(found: Preprocessed, protected: frozenset[str]) -> tuple[str, str] | None:
+    """Where and how the student's lines of one preprocessed translation unit reach into the
+    grader's test harness, or None."""
     for name, line, header, direct in found.includes:
         if direct and HARNESS_HEADERS.search(header):
             return f"{name}:{line}", f"includes {include_name(header)}"

@@ -198,3 +198,30 @@ def test_a_new_work_folder_is_made_reachable_and_a_grader_that_has_made_it_befor
     ContainerSandbox.find(root, fresh)
     ContainerSandbox.find(root, fresh)  # now under the grader's umask 077
     assert fresh.stat().st_mode & 0o001, oct(fresh.stat().st_mode)
+
+
+def test_a_folder_a_step_reads_alone_is_closed_to_every_other_step_during_and_after_it(layout):
+    # A task's folder holds the reference's code of the other tasks' functions (grading/building.py).
+    root, work, job = layout
+    sandbox = ContainerSandbox.find(root, work)
+    own, other = job / "isolated" / "alpha" / "kernels.cuh", job / "isolated" / "beta" / "kernels.cuh"
+    for path in (own, other):
+        path.parent.mkdir(parents=True)
+        path.write_text(f"// {path.parent.name}: the reference's code of the other tasks\n")
+    read = ("import sys, time\n"
+            "for path in sys.argv[1:]:\n"
+            "    try: open(path).read(); print('read', path, flush=True)\n"
+            "    except OSError as error: print('refused', error.errno, path, flush=True)\n")
+    import subprocess
+    step = build_step((), job / "records", alone=(own.parent,))
+    with sandbox.confine([PYTHON, "-c", read + "time.sleep(3)", str(own)], step, Path("/tmp")) as confined:
+        running = subprocess.Popen(confined.argv, cwd=confined.cwd, preexec_fn=confined.preexec, stdout=subprocess.PIPE, text=True)
+        assert running.stdout.readline().strip() == f"read {own}"
+        beside = runner.run_program([PYTHON, "-c", read, str(own), str(other)], Path("/tmp"), 30, sandbox=sandbox,
+                                    step=build_step((), job / "records", alone=(other.parent,)))
+        running.communicate(timeout=30)
+    assert f"refused 13 {own}" in beside.output and f"read {other}" in beside.output, beside.output
+    after = run_python(sandbox, f"import sys; sys.argv[1:] = ['{own}', '{other}']\n" + read, Step(readable=()))
+    assert f"refused 13 {own}" in after.output and f"refused 13 {other}" in after.output, after.output
+    # Closed to every group too, so that no later step given the same uid reads them.
+    assert all(path.stat().st_mode & 0o077 == 0 for path in (own, own.parent, other, other.parent))

@@ -89,7 +89,7 @@ def test_speed_is_planned_for_the_tasks_that_passed_and_skipped_it_scores_no_poi
     grades = passed_grades()
     grades[0:1] = [TaskGrade(grades[0].id, grades[0].title, 0, grades[0].max_points,
                              (GroupResult("public", Verdict.FAILED), GroupResult("hidden", Verdict.PASSED)))]
-    plan = plan_speed(run, grades, None, ())
+    plan = plan_speed(run, grades, {"speed": None}, {})
     timed_tasks = {case.task for case in plan.timed}
     assert timed_tasks == {case.task for case in PBB.speed} - {grades[0].id}
     cost = plan.cost()
@@ -102,7 +102,7 @@ def test_speed_is_planned_for_the_tasks_that_passed_and_skipped_it_scores_no_poi
 
 
 def test_the_cpu_backend_plans_no_speed_so_nothing_is_skipped(tmp_path):
-    assert not plan_speed(pbb_run(tmp_path, "cpu", Deadline(None)), passed_grades(), None, ()).timed
+    assert not plan_speed(pbb_run(tmp_path, "cpu", Deadline(None)), passed_grades(), {"speed": None}, {}).timed
 
 
 def test_confirming_alone_costs_a_timed_out_group_its_whole_limit(tmp_path):

@@ -28,12 +28,12 @@ def test_a_file_counts_for_the_targets_whose_objects_include_it(tmp_path: Path):
     build = tmp_path / "build"
     subprocess.run(["cmake", "-S", tmp_path / "project", "-B", build, "-G", "Ninja"], check=True, capture_output=True)
     subprocess.run(["cmake", "--build", build], check=True, capture_output=True)
-    assert solution_files_by_target(build, {"map.cuh", "sum.cuh"}) == {"demo_test_map": {"map.cuh"}, "demo_test_sum": {"sum.cuh"}}
-    assert solution_files_by_target(build, {"map.cuh"}) == {"demo_test_map": {"map.cuh"}, "demo_test_sum": set()}
+    assert solution_files_by_target(build, "demo", ["map", "sum"], {"map.cuh", "sum.cuh"}) == {"map": {"map.cuh"}, "sum": {"sum.cuh"}}
+    assert solution_files_by_target(build, "demo", ["map", "sum"], {"map.cuh"}) == {"map": {"map.cuh"}, "sum": set()}
 
 
 def test_without_a_ninja_log_every_target_counts(tmp_path: Path):
-    assert solution_files_by_target(tmp_path, {"map.cuh"}) is None
+    assert solution_files_by_target(tmp_path, "demo", ["map"], {"map.cuh"}) == {"map": None}
 
 
 def compile_program(path: Path, source: str) -> None:
@@ -53,4 +53,32 @@ def test_symbols_count_only_beyond_the_references_build(tmp_path: Path):
     )
     found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], ("dlopen", "cublas"),
                                 baseline=tmp_path / "reference", root=REAL_ROOT)
-    assert found == {"map": ("the map build defines clock_gettime itself, which would replace the clock the grader times with",)}
+    assert found == {"map": ("the map build defines clock_gettime itself, which replaces libc.so.6's for the whole process: "
+                             "the clock the grader times with and the records the harness writes included",)}
+
+
+# The harness's main, in short: it writes records with the C library and prints with the C++ one.
+REFERENCE_MAIN = '#include <cstdio>\n#include <iostream>\nint main() { std::puts("records"); std::cout << 1; return 0; }\n'
+
+
+@pytest.mark.parametrize("definition, shown", [
+    ('#include <cstdio>\nextern "C" size_t fwrite(const void*, size_t size, size_t n, FILE*) { return size * n; }\n', "fwrite"),
+    ('#include <cstdio>\nextern "C" __attribute__((weak)) int fflush(FILE*) { return 0; }\n', "fflush"),
+    ('#include <cstring>\nextern "C" void* memcpy(void* to, const void*, size_t) { return to; }\n', "memcpy"),
+    ('#include <exception>\nnamespace std { void terminate() noexcept { for (;;) {} } }\n', "std::terminate()"),
+], ids=["fwrite", "weak-fflush", "memcpy", "libstdc++-terminate"])
+def test_a_program_that_replaces_a_library_function_is_found(tmp_path: Path, definition: str, shown: str):
+    # Seen: a submission's own fwrite, in a header, rewrote the property records the harness writes.
+    compile_program(tmp_path / "reference/assignments/demo/demo_test_map", REFERENCE_MAIN)
+    compile_program(tmp_path / "student/assignments/demo/demo_test_map", definition + REFERENCE_MAIN)
+    found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], (), baseline=tmp_path / "reference", root=REAL_ROOT)
+    assert len(found["map"]) == 1 and found["map"][0].startswith(f"the map build defines {shown} itself, which replaces lib"), found
+
+
+def test_a_program_whose_symbols_cannot_be_read_earns_nothing(tmp_path: Path):
+    compile_program(tmp_path / "reference/assignments/demo/demo_test_map", REFERENCE_MAIN)
+    student = tmp_path / "student/assignments/demo/demo_test_map"
+    student.parent.mkdir(parents=True)
+    student.write_bytes(b"\x7fELF but not a program the tools can read")
+    found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], (), baseline=tmp_path / "reference", root=REAL_ROOT)
+    assert found["map"][0].startswith("the map build could not be checked (nm -C failed: "), found

@@ -38,7 +38,7 @@ def pbb_grade(tmp_path: Path, backend: str, student: str = "ana", passed: bool =
     verdict_of = {task.id: Verdict.PASSED if passed else Verdict.FAILED for task in PBB.tasks} | (verdicts or {})
     tasks = [score_task(PBB, task, (GroupResult("public", verdict_of[task.id]), GroupResult("hidden", verdict_of[task.id])), ())
              for task in PBB.tasks]
-    tasks = add_speed(run, tmp_path, tasks, plan_speed(run, tasks, "speed program: no such file", ()), {})
+    tasks = add_speed(run, tmp_path, tasks, plan_speed(run, tasks, {"speed": "speed program: no such file"}, {}), {})
     return Grade(student, "pbb", backend, Status.GRADED, tasks=tuple(tasks), environment={"gpu": "the CPU"})
 
 

@@ -1,5 +1,6 @@
 """Per-task isolation (kernellab/isolate.py): each task's folder holds the student's own functions
-of that task and the reference's functions of every other task."""
+of that task, the reference's functions of other tasks that the task's reference code calls, and
+the skeleton's of the rest."""
 
 import re
 import shutil
@@ -12,11 +13,12 @@ import pytest
 from helpers import REAL_ROOT, write_files
 from kernellab import isolate
 from kernellab.deadline import Deadline
-from kernellab.grading import isolation
+from kernellab.grading import building, isolation
 from kernellab.grading.model import TaskGrade
 from kernellab.grading.progress import Progress
 from kernellab.grading.targets import executable
 from kernellab.manifest import ManifestError, load_assignment, load_manifest
+from kernellab.markers import strip_tree
 from kernellab.patches import apply_patch, parse_patch
 
 HANDOUTS = Path("/work/handouts")
@@ -202,7 +204,8 @@ def _fixture(root: Path, kernels: str = STUDENT_KERNELS, manifest: str = MANIFES
     write_files(root / "assignments" / "x", {"assignment.toml": manifest})
     write_files(root / "reference" / "x", {"kernels.cu.h": REFERENCE_KERNELS, "host.cu.h": REFERENCE_HOST,
                                           "constants.cu.h": CONSTANTS})
-    write_files(root / "skeleton" / "x", {"constants.cu.h": CONSTANTS})
+    skeleton = strip_tree(root / "reference" / "x", ["warp", "block", "multi"])
+    write_files(root / "skeleton" / "x", {name: content.decode() for name, content in skeleton.items()})
     solution = root / "solution"
     write_files(solution, {"kernels.cuh": kernels, "host.cu.h": STUDENT_HOST})
     return solution, root / "tasks"
@@ -213,7 +216,7 @@ def _isolate(root: Path, solution: Path, out: Path) -> dict[str, isolate.Isolati
     return isolate.isolated_solutions(assignment, solution, assignment.reference_dir, out)
 
 
-def test_a_tasks_folder_holds_its_own_function_and_the_references_functions_of_the_other_tasks(tmp_path):
+def test_a_tasks_folder_holds_its_own_function_the_references_that_it_calls_and_the_skeletons_others(tmp_path):
     solution, out = _fixture(tmp_path)
     isolations = _isolate(tmp_path, solution, out)
 
@@ -224,13 +227,14 @@ def test_a_tasks_folder_holds_its_own_function_and_the_references_functions_of_t
     found = isolate.function_definitions(block.folder, "host.cu.h")
     student = isolate.function_definitions(solution, "host.cu.h")
     reference = isolate.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
+    skeleton = isolate.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")
     assert found["scanIncBlock"] == student["scanIncBlock"], "the task's own function is the student's"
-    assert found["scanIncWarp"] == reference["scanIncWarp"], "another task's function is the reference's"
-    assert found["scanInc"] == reference["scanInc"]
+    assert found["scanIncWarp"] == reference["scanIncWarp"], "another task's function that it calls is the reference's"
+    assert found["scanInc"] == skeleton["scanInc"], "one that it does not call is the skeleton's: no solution to call"
     assert found["scanKernel"] == student["scanKernel"], "given code stays the student's"
     # Reference-only helpers the spliced functions use come along; the course's Mssp stays.
-    assert found["laneOf"] == reference["laneOf"] and found["blocksFor"] == reference["blocksFor"]
-    assert block.helpers == ("laneOf", "blocksFor")
+    assert found["laneOf"] == reference["laneOf"] and "blocksFor" not in found
+    assert block.helpers == ("laneOf",)
     kernels = (block.folder / "kernels.cuh").read_text()
     assert "apply(volatile int& a, volatile int& b)" in kernels
     assert kernels.index("laneOf(const uint32_t idx)") < kernels.index("scanIncWarp( volatile")
@@ -238,8 +242,8 @@ def test_a_tasks_folder_holds_its_own_function_and_the_references_functions_of_t
     assert "#define WARP" not in kernels
     host = (block.folder / "host.cu.h").read_text()
     assert host.startswith("#include <type_traits>\n#include <cstdint>\n#line 1\n"), host[:120]
-    assert (block.own, block.from_reference, block.added, block.own_missing) == (
-        ("scanIncBlock",), ("scanIncWarp", "scanInc"), (), ())
+    assert (block.own, block.from_reference, block.from_skeleton, block.added, block.own_missing) == (
+        ("scanIncBlock",), ("scanIncWarp",), ("scanInc",), (), ())
 
 
 def test_a_task_of_given_code_is_built_with_every_tasks_function_from_the_reference(tmp_path):
@@ -262,7 +266,7 @@ def test_a_reference_type_that_a_spliced_function_needs_comes_with_its_semicolon
     reference.write_text(REFERENCE_KERNELS.replace("__device__ inline uint32_t laneOf",
                                                    "typedef unsigned int lane_t ;\n__device__ inline lane_t laneOf"))
     block = _isolate(tmp_path, solution, out)["block"]
-    assert block.helpers == ("lane_t", "laneOf", "blocksFor")
+    assert block.helpers == ("lane_t", "laneOf")
     assert "typedef unsigned int lane_t ;\n" in (block.folder / "kernels.cuh").read_text()
 
 
@@ -295,10 +299,10 @@ def test_the_warp_tasks_folder_keeps_the_students_lockstep_scan(tmp_path):
     warp = _isolate(tmp_path, solution, out)["warp"]
     found = isolate.function_definitions(warp.folder, "host.cu.h")
     student = isolate.function_definitions(solution, "host.cu.h")
-    reference = isolate.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
+    skeleton = isolate.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")
     assert found["scanIncWarp"] == student["scanIncWarp"] and b"__syncwarp" not in found["scanIncWarp"][0]
-    assert found["scanIncBlock"] == reference["scanIncBlock"]
-    assert warp.helpers == ("blocksFor",), "laneOf is used by the reference's scanIncWarp only"
+    assert found["scanIncBlock"] == skeleton["scanIncBlock"], "the reference's calls the task's own function"
+    assert warp.from_reference == () and warp.helpers == (), "no reference code in the warp task's folder"
 
 
 def test_the_students_own_lines_keep_their_numbers_after_a_splice(tmp_path):
@@ -331,7 +335,7 @@ def test_a_syntax_error_inside_one_function_does_not_stop_the_splice_of_the_othe
     warp_kernels = (isolations["warp"].folder / "kernels.cuh").read_text()
     assert "ptr[idx] = = ;\n    oops(<<<>>);" in warp_kernels, "the task's own broken code stays as it is"
     warp = isolate.function_definitions(isolations["warp"].folder, "host.cu.h")
-    assert warp["scanIncBlock"] == reference["scanIncBlock"]
+    assert warp["scanIncBlock"] == isolate.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")["scanIncBlock"]
 
 
 def test_a_renamed_function_is_reported_and_the_other_tasks_get_the_references(tmp_path):
@@ -347,7 +351,8 @@ def test_a_renamed_function_is_reported_and_the_other_tasks_get_the_references(t
     block = isolations["block"]
     assert block.own_missing == ("scanIncBlock",)
     feedback = " ".join(isolate.feedback_lines(block))
-    assert "your scanIncBlock not found" in feedback and "scanIncWarp, scanInc" in feedback
+    assert "your scanIncBlock not found" in feedback and "the ones it calls (scanIncWarp) are the reference's" in feedback
+    assert "the others (scanInc) the skeleton's" in feedback
     assert "Not found in your code (renamed or missing?): scanIncBlock" in " ".join(isolate.feedback_lines(warp))
 
 
@@ -409,7 +414,10 @@ def test_the_skeletons_scan_block_folder_holds_its_racy_scan_block_and_the_refer
     block = isolate.function_definitions(isolations["scan_block"].folder, "hostSkel.cu.h")
     assert b"ptr[warpid] = OP::remVolatile(ptr[idx]);" in block["scanIncBlock"][0], "the skeleton's racy version"
     assert b"h <<= 1" in block["scanIncWarp"][0], "the reference's warp scan"
-    assert sorted(isolate.cmake_overrides(isolations))[0] == f"-DKERNELLAB_SOLUTION_copy={tmp_path / 'copy'}"
+    # No reference code where the task's reference code calls no other task's function: a
+    # student's scanIncWarp finds no segmented warp scan of the reference's to call.
+    assert isolations["scan_warp"].from_reference == isolations["copy"].from_reference == ()
+    assert isolations["scan_multi"].from_reference == ("copyFromGlb2ShrMem", "copyFromShr2GlbMem", "scanIncWarp", "scanIncBlock")
 
 
 @pytest.mark.parametrize("year", ["2020", "2024", "2025"])
@@ -443,14 +451,14 @@ def test_the_course_handouts_splice(tmp_path, year):
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("ninja") is None, reason="needs ninja")
 def test_on_the_cpu_backend_a_broken_warp_scan_fails_only_the_warp_task(tmp_path):
-    build = tmp_path / "build"
-    _configure_isolated_pbb(tmp_path, "operands-swapped.patch", build, "-DKERNELLAB_BACKEND=cpu", "-DKERNELLAB_CPU_NVCC_CHECK=OFF")
-    subprocess.run(["ninja", "-C", str(build), "-j1", "pbb_test_scan_block", "pbb_test_scan_warp"],
-                   check=True, capture_output=True)
-    tests = build / "assignments" / "pbb"
-    block = subprocess.run([str(tests / "pbb_test_scan_block")], capture_output=True, text=True)
+    pbb, solution, isolations = _isolated_pbb(tmp_path, "operands-swapped.patch")
+    build_dir = tmp_path / "build"
+    built = building.build(pbb, solution, build_dir, ["scan_block", "scan_warp"],
+                           ("-DKERNELLAB_BACKEND=cpu", "-DKERNELLAB_CPU_NVCC_CHECK=OFF"), None, views=isolation.views(isolations))
+    assert built == {"scan_block": None, "scan_warp": None}
+    block = subprocess.run([str(executable(build_dir, "pbb", "scan_block"))], capture_output=True, text=True)
     assert block.returncode == 0, f"scan_block with the reference's scanIncWarp:\n{block.stdout[-3000:]}"
-    warp = subprocess.run([str(tests / "pbb_test_scan_warp"), "--abort"], capture_output=True, text=True)
+    warp = subprocess.run([str(executable(build_dir, "pbb", "scan_warp")), "--abort"], capture_output=True, text=True)
     assert warp.returncode != 0 and "first mismatch" in warp.stdout, warp.stdout[-3000:]
 
 
@@ -477,32 +485,10 @@ def test_without_libclang_every_task_is_graded_whole_and_the_grade_says_why(tmp_
     assert [note in task.feedback for task in graded.tasks] == [True, True, False]
 
 
-@pytest.mark.skipif(shutil.which("ninja") is None or shutil.which("nvcc") is None, reason="needs ninja and nvcc")
-def test_each_isolated_task_with_speed_cases_is_timed_by_a_speed_program_of_its_own(tmp_path):
-    # Seen on the H100: a wrong scanIncWarp cost reduce-block and scan-multi their speed points,
-    # every timed output differing, because the one speed program was the whole submission's.
-    # Configured only: the commands show which folder each program's solution comes from.
-    build = tmp_path / "build"
-    pbb, solution, isolations = _configure_isolated_pbb(tmp_path, "four-steps.patch", build, "-DCMAKE_CUDA_ARCHITECTURES=90")
-    targets = isolation.speed_targets(pbb, isolations, times_speed=True)
-    assert targets == ["speed_reduce_block", "speed_scan_multi", "speed_sgm_scan"]
-    assert isolation.speed_targets(pbb, isolations, times_speed=False) == []
-    for target in ("speed", *targets):
-        program = executable(build, "pbb", target).name
-        commands = subprocess.run(["ninja", "-C", str(build), "-t", "commands", program],
-                                  check=True, capture_output=True, text=True).stdout
-        compile_line = next(line for line in commands.splitlines() if "speed_pbb.cu" in line and " -c " in line)
-        own = f"-I{isolations[target.removeprefix('speed_')].folder}" if target != "speed" else f"-I{solution}"
-        assert own in compile_line.split(), (target, compile_line)
-
-
-def _configure_isolated_pbb(tmp_path: Path, scan_warp_patch: str, build: Path, *cmake_args: str):
-    """pbb's reference with one known-wrong scanIncWarp, isolated per task and configured in `build`."""
+def _isolated_pbb(tmp_path: Path, scan_warp_patch: str):
+    """pbb's reference with one known-wrong scanIncWarp, isolated per task."""
     pbb = load_assignment(REAL_ROOT, "pbb")
     solution = tmp_path / "solution"
     shutil.copytree(pbb.reference_dir, solution)
     apply_patch(parse_patch(pbb.wrong_dir / "scan-warp" / scan_warp_patch), solution)
-    isolations = isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
-    subprocess.run(["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", *cmake_args, "-DKERNELLAB_ASSIGNMENTS=pbb",
-                    f"-DKERNELLAB_SOLUTION={solution}", *isolate.cmake_overrides(isolations)], check=True, capture_output=True)
-    return pbb, solution, isolations
+    return pbb, solution, isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")

@@ -36,7 +36,7 @@ def test_the_stage_checks_the_tests_of_the_tasks_whose_manifest_asks():
 
 def test_a_race_costs_a_fail_task_its_points_and_names_the_race():
     assignment = load_assignment(REAL_ROOT, "pbb")
-    grades = grade_with(assignment, {"scan_block": RaceCheck("scan_block", Verdict.FAILED, RACE)})
+    grades = grade_with(assignment, {"scan_block": RaceCheck("scan_block", Verdict.FAILED, RACE, (33, 1025))})
     assert grades["scan-block"].points == 0
     assert "race in kernel scanIncBlock<Add<int>> launched at pbbKernels.cu.h:212" in grades["scan-block"].feedback
     # Other tasks, checked clean or not checked at all, keep their points.
@@ -54,7 +54,7 @@ def test_a_warn_task_keeps_its_points_with_a_warning():
     pbb = load_assignment(REAL_ROOT, "pbb")
     tasks = tuple(replace(task, race_check="warn") if task.id == "scan-block" else task for task in pbb.tasks)
     assignment = replace(pbb, tasks=tasks)
-    grades = grade_with(assignment, {"scan_block": RaceCheck("scan_block", Verdict.FAILED, RACE)})
+    grades = grade_with(assignment, {"scan_block": RaceCheck("scan_block", Verdict.FAILED, RACE, (33, 1025))})
     assert grades["scan-block"].points == grades["scan-block"].max_points
     assert grades["scan-block"].feedback.startswith("warning: the CPU backend's race check (sizes 33 and 1025) found: race in")
 
@@ -123,6 +123,6 @@ def test_a_passed_check_that_warned_of_the_lockstep_idiom_warns_and_costs_nothin
     # pmph-w2's scan-warp with the course's lockstep scan: right with the lanes in step, a warning.
     assignment = load_assignment(REAL_ROOT, "pmph-w2")
     warning = "warp-synchronous race in kernel scanIncWarpKernel launched at t.cu:30: add __syncwarp()"
-    grades = grade_with(assignment, {"scan_warp": RaceCheck("scan_warp", Verdict.PASSED, warning)})
+    grades = grade_with(assignment, {"scan_warp": RaceCheck("scan_warp", Verdict.PASSED, warning, (33, 1025))})
     assert grades["scan-warp"].points == grades["scan-warp"].max_points
     assert f"warning: the CPU backend's race check (sizes 33 and 1025) found: {warning}" in grades["scan-warp"].feedback

@@ -1,21 +1,35 @@
 """Build a solution's test executables and speed program: CMake's configure step (the grader's own
-code, trusted), then the compilation of the solution, in the sandbox when one is given."""
+code, trusted), then the compilation of the solution, in the sandbox when one is given.
+
+A task judged on its own functions is built against its own folder (grading/isolation.py), which
+holds the reference's code of other tasks' functions. Its build is a step of its own, in a build
+folder of its own, that reads that folder alone: no compiler of one task's code can read another
+task's folder (where the reference's versions of the first task's functions sit), nor the build
+folder of another (the CPU backend's rewritten copies of those folders)."""
 
 import os
 import re
+import shutil
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kernellab import applicability, cmake, runner
+from kernellab import applicability, cmake, compiled_checks, runner, static_checks
 from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.cpus import available_cpus
-from kernellab.grading.targets import executable, target_name
+from kernellab.grading.targets import (SPEED_TARGET, executable, record_compiled_in, target_name, task_speed_target,
+                                       view_dir)
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox, toolchain_paths
-from kernellab.sandbox.step import Step, build_step
+from kernellab.sandbox.step import Step, build_step, fresh_output
 
 # Compiling a submission: wall clock for the whole build.
 BUILD_TIMEOUT_S = 900
+# One preprocessing pass of the harness check (compiled_checks.py): a test's translation unit with
+# the CUDA and Catch2 headers takes about a second and 10 MiB; past these it cannot be checked.
+PREPROCESS_TIMEOUT_S = 120
+PREPROCESSED_BYTES = 64 << 20
 # What a build of the assignment reads besides the solution: the frozen sources, relative to the
 # repository root (the assignment's own folder is added). Not reference/, not the grader's work.
 FROZEN_SOURCES = ("CMakeLists.txt", "grader/harness", "grader/cpu")
@@ -62,17 +76,54 @@ def build(
     cmake_args: tuple[str, ...],
     sandbox: Sandbox | None,
     readable: tuple[Path, ...] = (),
+    views: Mapping[str, Path] = {},
 ) -> Built:
-    """Build each target (test executables by `tests` name, or SPEED_TARGET); None for those that
-    built, else their first compiler errors. CMake's configure step runs the grader's own
-    CMake code and is trusted; the build compiles the solution, in `sandbox` when given, which
-    also sees `readable` (the reference build's harness mains, and nothing else of it)."""
+    """Build each target (test executables by `tests` name, SPEED_TARGET, or a task's speed program
+    `speed_<tests>`); None for those that built, else their first compiler errors. CMake's
+    configure step runs the grader's own CMake code and is trusted; the build compiles the
+    solution, in `sandbox` when given, which also sees `readable` (the reference build's harness
+    mains, and nothing else of it). A task in `views` (its `tests` name: its own folder) is built
+    in `view_dir(build_dir, tests)` by a step that sees that folder and none of the others, and
+    its programs are copied to where `executable(build_dir, ...)` finds them."""
+    parts = [(solution, build_dir, [t for t in targets if t not in _view_targets(views)], {})]
+    for tests, folder in sorted(views.items()):
+        renamed = {t: t if t == tests else SPEED_TARGET for t in targets if t in (tests, task_speed_target(tests))}
+        if renamed:
+            parts.append((folder, view_dir(build_dir, tests), sorted(set(renamed.values())), renamed))
+    parts = [part for part in parts if part[2]]
+
+    def build_part(part: tuple[Path, Path, list[str], dict[str, str]]) -> Built:
+        folder, directory, names, renamed = part
+        built = _build_folder(assignment, folder, directory, names, cmake_args, sandbox, readable, len(parts),
+                              alone=bool(renamed))
+        for target, name in renamed.items():
+            if built[name] is None:
+                copy = executable(build_dir, assignment.id, target)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(executable(directory, assignment.id, name), copy)
+                record_compiled_in(build_dir, target, directory, target_name(assignment.id, name))
+        return {target: built[name] for target, name in renamed.items()} if renamed else built
+
+    with ThreadPoolExecutor(len(parts) or 1) as pool:
+        return {target: errors for part in pool.map(build_part, parts) for target, errors in part.items()}
+
+
+def _view_targets(views: Mapping[str, Path]) -> set[str]:
+    return {target for tests in views for target in (tests, task_speed_target(tests))}
+
+
+def _build_folder(assignment: Assignment, solution: Path, build_dir: Path, targets: list[str], cmake_args: tuple[str, ...],
+                  sandbox: Sandbox | None, readable: tuple[Path, ...], builds_at_once: int, alone: bool) -> Built:
+    """`targets` of one build folder configured for `solution`, compiled in one step that reads
+    `solution` (`alone`: no other step may read it meanwhile) and `readable`; its compilers
+    share the cores with the `builds_at_once` builds."""
     log_dir = build_dir / "logs"
     cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log", cmake_args)
-    command = ["cmake", "--build", str(build_dir), "-j", str(available_cpus()), "--target"]
+    jobs = max(1, available_cpus() // builds_at_once)
+    command = ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target"]
     command += [target_name(assignment.id, target) for target in targets]
     command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
-    step = _build_step(assignment, solution, build_dir, readable)
+    step = _build_step(assignment, solution, build_dir, readable, alone)
     outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step)
     output = outcome.output
     if outcome.timed_out:
@@ -88,11 +139,46 @@ def build(
         else:
             errors = cmake.first_error_lines(_failures_of(output, target_name(assignment.id, target)) or output)
             built[target] = "\n".join(errors)
+    if STUDENT_ROLE in cmake_args:  # a build of student code
+        _check_what_was_compiled(assignment, solution, build_dir, [t for t in targets if built[t] is None], sandbox, step)
     return built
 
 
+def _check_what_was_compiled(assignment: Assignment, solution: Path, build_dir: Path, targets: list[str],
+                             sandbox: Sandbox | None, build: Step) -> None:
+    """compiled_checks.py on the translation units of the programs that built: HarnessTampering
+    where the student's code reaches into the harness or cannot be checked. Each preprocessing
+    pass runs in the sandbox, reading what the build read, writing one bounded output file."""
+    if not targets:
+        return
+    check_dir = build_dir / "kernellab-check"
+    check_dir.mkdir(exist_ok=True)
+    # The CPU backend compiles a rewritten copy of the solution folder: the first folder that
+    # kernellab_cpu_rewrite writes for the assignment's tests (grader/harness/CMakeLists.txt).
+    student_dirs = (solution, build_dir / "assignments" / assignment.id / "kernellab_cpu" / assignment.id / "0")
+
+    def preprocess(preprocessing: compiled_checks.Pass) -> tuple[str, str]:
+        output = fresh_output(check_dir / "unit.i")
+        step = Step((*build.readable, build_dir), (output,), build.readable_alone, memory_bytes=2 << 30, processes=16,
+                    file_bytes=PREPROCESSED_BYTES)
+        outcome = runner.run_program([*preprocessing.command, "-o", str(output)], Path(preprocessing.directory),
+                                     PREPROCESS_TIMEOUT_S, sandbox=sandbox, step=step)
+        if outcome.timed_out:
+            return "", f"took longer than {PREPROCESS_TIMEOUT_S} s"
+        if outcome.exit_code != 0 or outcome.limit_hit:
+            limit = f" ({runner.limit_words(outcome.limit_hit, step)})" if outcome.limit_hit else ""
+            errors = "; ".join(cmake.first_error_lines(outcome.output)[:2])
+            return "", f"stopped{limit}: {errors or f'exit status {outcome.exit_code}'}"
+        return output.read_text(encoding="utf-8", errors="replace"), ""
+
+    found = compiled_checks.tampering(build_dir, [target_name(assignment.id, target) for target in targets], student_dirs,
+                                      static_checks.assignment_protected_names(assignment), preprocess)
+    if found:
+        raise compiled_checks.HarnessTampering(*found)
+
+
 def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, sandbox: Sandbox | None,
-                     readable: tuple[Path, ...] = ()) -> tuple[Condition, ...]:
+                         readable: tuple[Path, ...] = ()) -> tuple[Condition, ...]:
     """What the submission's code does not promise (applicability.py): the probes that the
     configured `build_dir` defines, built from the whole submission in the sandbox; a probe that
     fails to compile marks its cases not applicable. None for an assignment without probes."""
@@ -106,16 +192,16 @@ def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, sa
     return applicability.unmet(build_dir, assignment.id, outcome.output)
 
 
-def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: tuple[Path, ...]) -> Step:
-    """What a build sees: the system, the toolchain, the frozen sources and the solution; it
-    writes only into its build folder."""
+def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: tuple[Path, ...], alone: bool = False) -> Step:
+    """What a build sees: the system, the toolchain, the frozen sources and the solution (the
+    step's `alone` where it holds the reference's code of other tasks); it writes only into its
+    build folder."""
     root = assignment.root
     frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
     cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
     tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(cache)]
-    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, *_configure_inputs(build_dir, root),
-                solution, *extra]
-    return build_step(readable, build_dir)
+    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, *_configure_inputs(build_dir, root), *extra]
+    return build_step(readable, build_dir, alone=(solution,)) if alone else build_step([*readable, solution], build_dir)
 
 
 def _configure_inputs(build_dir: Path, root: Path) -> list[Path]:

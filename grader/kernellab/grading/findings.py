@@ -2,30 +2,19 @@
 costs the tasks whose test executables include that file; what a program's symbols show
 (binary_checks.py) costs its own task."""
 
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
-from kernellab.grading.targets import target_name
+from kernellab.binary_checks import headers_of
 from kernellab.manifest import Assignment
 
-def solution_files_by_target(build_dir: Path, names: set[str]) -> dict[str, set[str]] | None:
-    """Per CMake target, which of the files `names` its objects include (by file name: the CPU
-    backend compiles rewritten copies), from Ninja's dependency log; None without one."""
-    if not names or not (build_dir / "build.ninja").exists() or shutil.which("ninja") is None:
-        return None
-    log = subprocess.run(["ninja", "-C", str(build_dir), "-t", "deps"], capture_output=True, text=True, errors="replace")
-    included: dict[str, set[str]] = {}
-    target = None
-    for line in log.stdout.splitlines():
-        if line and not line[0].isspace():
-            match = re.search(r"CMakeFiles/([^/]+)\.dir/", line)
-            target = match[1] if match else None
-            if target:
-                included.setdefault(target, set())  # built, even if it includes none of `names`
-        elif target and (name := Path(line.strip()).name) in names:
-            included.setdefault(target, set()).add(name)
+
+def solution_files_by_target(build_dir: Path, assignment_id: str, targets: list[str], names: set[str]) -> dict[str, set[str] | None]:
+    """Per program of `targets`, which of the files `names` its compilers read (by file name: the
+    CPU backend compiles rewritten copies), from Ninja's dependency log; None without one."""
+    included: dict[str, set[str] | None] = {}
+    for target in targets:
+        headers = headers_of(build_dir, assignment_id, target)
+        included[target] = None if headers is None else {Path(header).name for header in headers} & names
     return included
 
 
@@ -34,10 +23,10 @@ def findings_by_task(
 ) -> dict[str, tuple[str, ...]]:
     """Per tested task, the findings that cost its points: a forbidden word in a file its test
     executable includes (any file, without Ninja's dependency log), and its program's symbols."""
-    included = solution_files_by_target(build_dir, set(sources))
+    included = solution_files_by_target(build_dir, assignment.id, [task.tests for task in assignment.tested_tasks], set(sources))
     by_task = {}
     for task in assignment.tested_tasks:
-        files = included.get(target_name(assignment.id, task.tests)) if included else None
+        files = included[task.tests]
         in_sources = tuple(found for name, per_file in sources.items() if files is None or name in files for found in per_file)
         by_task[task.id] = in_sources + symbols.get(task.tests, ())
     return by_task

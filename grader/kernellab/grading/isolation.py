@@ -9,7 +9,7 @@ from pathlib import Path
 from kernellab import isolate
 from kernellab.grading.building import Built
 from kernellab.grading.model import GroupResult
-from kernellab.grading.targets import executable, task_speed_target
+from kernellab.grading.targets import executable, record_compiled_in, target_name, task_speed_target
 from kernellab.isolate import Isolation, IsolationError
 from kernellab.manifest import Assignment
 from kernellab.verdict import Verdict
@@ -32,8 +32,9 @@ def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> tuple[di
                     "a mistake in one function may cost the tasks that call it too")
 
 
-def cmake_args(isolations: dict[str, Isolation]) -> tuple[str, ...]:
-    return tuple(isolate.cmake_overrides(isolations))
+def views(isolations: dict[str, Isolation]) -> dict[str, Path]:
+    """Per test executable, the folder its build reads (grading/building.py: and no other)."""
+    return {tests: isolation.folder for tests, isolation in isolations.items()}
 
 
 def speed_targets(assignment: Assignment, isolations: dict[str, Isolation], times_speed: bool) -> list[str]:
@@ -43,11 +44,6 @@ def speed_targets(assignment: Assignment, isolations: dict[str, Isolation], time
         return []
     timed = {task.tests for task in assignment.tested_tasks if any(case.task == task.id for case in assignment.speed)}
     return [task_speed_target(tests) for tests in sorted(timed & set(isolations))]
-
-
-def folders(isolations: dict[str, Isolation]) -> tuple[Path, ...]:
-    """What the build's sandbox must read besides the submission."""
-    return tuple(isolation.folder for isolation in isolations.values())
 
 
 def whole_where_isolated_failed(built: Built, isolations: dict[str, Isolation], build_whole, job: Path,
@@ -68,6 +64,7 @@ def whole_where_isolated_failed(built: Built, isolations: dict[str, Isolation], 
             target = executable(job / "build", assignment_id, tests)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(executable(whole_dir, assignment_id, tests), target)
+            record_compiled_in(job / "build", tests, whole_dir, target_name(assignment_id, tests))
     return {**built, **whole}, {tests: isolation for tests, isolation in isolations.items() if tests not in failed}
 
 

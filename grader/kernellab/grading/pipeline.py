@@ -67,15 +67,20 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
                 hidden_sizes=grading.hidden_sizes, large_size=grading.large_size, environment=grading.environment)
     shutil.rmtree(job, ignore_errors=True)
     job.mkdir(parents=True)
+    def rejected(rejection: SubmissionRejected) -> Grade:
+        tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in grading.assignment.tasks)
+        return Grade(status=Status.REJECTED, message=rejection.message, tasks=tasks, seconds=time.monotonic() - started, **base)
+
     try:
         intake = take(submission, grading.assignment, job / "submission")
     except SubmissionRejected as rejection:
-        tasks = tuple(TaskGrade(task.id, task.title, 0, task.points, feedback="submission rejected") for task in grading.assignment.tasks)
-        return Grade(status=Status.REJECTED, message=rejection.message, tasks=tasks, seconds=time.monotonic() - started, **base)
+        return rejected(rejection)
     stages: dict[str, float] = {}
     progress = Progress(grading.deadline, dict(files=intake.files, ignored=intake.ignored, **base), publish)
     try:
         tasks, found = grade_files(grading, job, stages, progress)
+    except SubmissionRejected as rejection:  # a build's harness check (compiled_checks.py)
+        return rejected(rejection)
     except (GradingError, InputError, OSError, SandboxFailure) as error:
         message = error.message if isinstance(error, InputError) else str(error)
         return Grade(status=Status.NOT_GRADED, message=message, files=intake.files, seconds=time.monotonic() - started, **base)
@@ -117,8 +122,9 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
                 runs = groups.run_groups(grading, job, tests_built, not_applicable)
             races = race_checking.result()
     results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
+    # Every program that built, the speed programs that time tasks included: the timed program is a checked one.
     symbol_findings = symbols_in_binaries(
-        build_dir, assignment.id, test_targets(assignment, grading.times_speed), assignment.grading.forbidden,
+        build_dir, assignment.id, [target for target, errors in built.items() if errors is None], assignment.grading.forbidden,
         baseline=grading.reference_build, root=assignment.root,
     )
     static_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
@@ -137,7 +143,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         task_findings = task_findings_now()
         grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
         progress.reached("confirming failures alone", grades, found)
-    speed_plan = plan_speed(grading, grades, built.get(SPEED_TARGET), symbol_findings.get(SPEED_TARGET, ()))
+    speed_plan = plan_speed(grading, grades, built, symbol_findings)
     if speed_plan.timed and not progress.may_run(speed_plan.cost()):
         speed_plan = speed_plan.without_timing("skipped: the grading deadline was near")
     with timed(stages, "speed"):
@@ -186,11 +192,11 @@ def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolati
     has one, and, when speed is timed, the speed program (the whole submission) and one per
     isolated task with speed cases; linked with the reference build's harness mains once it has them."""
     prebuilt = reference.prebuilt_mains(grading)
-    cmake_args = (*grading.cmake_args, *student_role_args(grading.backend), *isolation.cmake_args(isolations))
+    cmake_args = (*grading.cmake_args, *student_role_args(grading.backend))
     if prebuilt:
         cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}",)
     if targets is None:
         targets = test_targets(grading.assignment, grading.times_speed) + isolation.speed_targets(
             grading.assignment, isolations, grading.times_speed)
     return build(grading.assignment, solution, build_dir, targets, cmake_args, grading.sandbox,
-                 readable=(*prebuilt, *isolation.folders(isolations)))
+                 readable=prebuilt, views=isolation.views(isolations))

@@ -22,13 +22,12 @@ from kernellab.grading.model import TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
-from kernellab.race_check import RACE_SIZES, UNAVAILABLE, RaceCheck, RaceCheckRun, check_races
+from kernellab.race_check import UNAVAILABLE, RaceCheck, RaceCheckRun, check_races
 from kernellab.verdict import Verdict
 
 # One RaceCheckRun per grading run: a batch builds and records the reference's CPU build once.
 _race_runs: "weakref.WeakKeyDictionary[GradingRun, RaceCheckRun]" = weakref.WeakKeyDictionary()
 _race_runs_lock = threading.Lock()
-SIZES_WORDS = " and ".join(map(str, RACE_SIZES))
 
 
 def checked_tests(assignment: Assignment) -> list[str]:
@@ -61,7 +60,8 @@ def race_line(check: RaceCheck) -> str:
     if check.verdict == UNAVAILABLE:
         return f"the CPU backend's race check did not run (no points lost): {check.finding}"
     found = check.finding.splitlines()[0] if check.finding else check.verdict
-    return f"the CPU backend's race check (sizes {SIZES_WORDS}) found: {found}"
+    sizes = f" (sizes {' and '.join(map(str, check.sizes))})" if check.sizes else ""
+    return f"the CPU backend's race check{sizes} found: {found}"
 
 
 def race_findings(assignment: Assignment, checks: dict[str, RaceCheck],

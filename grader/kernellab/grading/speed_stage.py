@@ -36,33 +36,35 @@ class SpeedPlan:
         return SpeedPlan((), {**self.why_not, **{case.task: why for case in self.timed}})
 
 
-def plan_speed(grading: GradingRun, grades: list[TaskGrade], speed_build_errors: str | None,
-               speed_findings: tuple[str, ...]) -> SpeedPlan:
-    """The cases to time: on the GPU only, each for a task whose tests all passed."""
+def plan_speed(grading: GradingRun, grades: list[TaskGrade], built: Built, findings: dict[str, tuple[str, ...]]) -> SpeedPlan:
+    """The cases to time: on the GPU only, each for a task whose tests all passed, by a program
+    that built and has no finding of its own (`findings`: the static checks' by program)."""
     why_not: dict[str, str] = {}
     for grade in grades:
         if not grade.groups or any(group.verdict != Verdict.PASSED for group in grade.groups) or grade.feedback:
             why_not[grade.id] = "speed is scored once the task passes all its tests"
     for case in grading.assignment.speed:
+        target = timing_program(grading, case, built)
         if not grading.backend.times_speed:
             why_not.setdefault(case.task, "the CPU backend gives no speed scores; grade on a GPU for them")
-        elif speed_build_errors is not None:
-            why_not.setdefault(case.task, f"the speed program did not build:\n{speed_build_errors}")
-        elif speed_findings:
-            why_not.setdefault(case.task, "the speed program is not run: " + "; ".join(speed_findings))
+        elif built.get(target) is not None:
+            why_not.setdefault(case.task, f"the speed program did not build:\n{built.get(target)}")
+        elif findings.get(target):
+            why_not.setdefault(case.task, "the speed program is not run: " + "; ".join(findings[target]))
     return SpeedPlan(tuple(case for case in grading.assignment.speed if case.task not in why_not), why_not)
 
 
+def timing_program(grading: GradingRun, case: SpeedCase, built: Built) -> str:
+    """The program that times the student's code for `case`: the task's own speed program where
+    it built (the task's functions, the reference's or the skeleton's for the others), else the
+    whole submission's."""
+    own = task_speed_target(next(task.tests for task in grading.assignment.tasks if task.id == case.task))
+    return own if built.get(own, "") is None else SPEED_TARGET
+
+
 def student_programs(grading: GradingRun, job: Path, cases: tuple[SpeedCase, ...], built: Built) -> dict[str, Path]:
-    """Per case, the program that times the student's code: the task's own speed program where it
-    built (the task's functions, the reference's for the others), else the whole submission's."""
-    tests = {task.id: task.tests for task in grading.assignment.tasks}
-    programs = {}
-    for case in cases:
-        own = task_speed_target(tests[case.task])
-        target = own if built.get(own, "") is None else SPEED_TARGET
-        programs[case.case] = executable(job / "build", grading.assignment.id, target)
-    return programs
+    """Per case, its timing program."""
+    return {case.case: executable(job / "build", grading.assignment.id, timing_program(grading, case, built)) for case in cases}
 
 
 def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: SpeedPlan, built: Built) -> list[TaskGrade]:

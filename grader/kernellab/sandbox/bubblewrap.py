@@ -91,7 +91,7 @@ class Sandbox:
         """`command` as a sandboxed step; cwd is `cwd` when the step sees it, else /tmp."""
         group = self._cgroups.step(step) if self._cgroups else None
         # bubblewrap, run as the step's uid, must reach the step's paths through their folders.
-        paths = (*step.readable, *step.writable)
+        paths = (*step.reads, *step.writable)
         reachable = all(reachable_by_others(path) for path in paths)
         staged = self._step_uids is not None and not reachable and all(path.is_file() for path in paths)
         uid = self._step_uids.acquire() if self._step_uids and (reachable or staged) else None
@@ -105,7 +105,7 @@ class Sandbox:
         started_read, started_write = os.pipe()
         os.set_blocking(started_read, False)
         try:
-            inside_cwd = cwd if any(_within(cwd, path) for path in (*step.readable, *step.writable)) else Path("/tmp")
+            inside_cwd = cwd if any(_within(cwd, path) for path in (*step.reads, *step.writable)) else Path("/tmp")
             announce = [self._bash, "-c", f'printf started >&{started_write}; exec {started_write}>&-; exec "$@"', "bash"]
             with group.killed_at_limit() if group and step.ends_at_limit else nullcontext():
                 yield Confined(
@@ -150,7 +150,7 @@ class Sandbox:
             arguments += ["--tmpfs", str(path)]
         # The tmpfs comes before the binds: a job folder under /tmp is then mounted on top of it.
         arguments += ["--size", str(step.tmp_bytes), "--tmpfs", "/tmp"]
-        for path in step.readable:
+        for path in step.reads:
             arguments += ["--ro-bind", str(sources[path]), str(path)]
         for path in step.writable:
             arguments += ["--bind", str(sources[path]), str(path)]
@@ -195,9 +195,9 @@ def _staged_copies(step: Step, folder: Path) -> dict[Path, Path]:
     readable by all, and empty files for what it writes (moved back after the step)."""
     folder.chmod(0o711)
     copies = {}
-    for index, path in enumerate((*step.readable, *step.writable)):
+    for index, path in enumerate((*step.reads, *step.writable)):
         copy = folder / f"{index}-{path.name}"
-        if path in step.readable:
+        if path in step.reads:
             shutil.copy(path, copy)
             copy.chmod(copy.stat().st_mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
         else:

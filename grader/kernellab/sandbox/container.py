@@ -7,6 +7,8 @@ default seccomp profile. It is weaker than bubblewrap and stronger than `--unsan
 - rlimits: memory per process (RLIMIT_DATA), processes of the uid (RLIMIT_NPROC), file size, no
   core files; the wall clock is runner.py's; when the step ends, every process left with its uid
   is killed, so nothing it started outlives it;
+- a path that a step alone may read (a task's folder, which holds the reference's code of other
+  tasks) is its uid's group's for the step's time and no one else's, before and after;
 - file permissions: the grader creates its files for itself alone (umask 077), so nothing it
   writes (the reference's build and records above all) is ever readable by a step, whenever it
   is written; before every step it seals what student code must not read of the repository (the
@@ -101,6 +103,10 @@ class ContainerSandbox:
         try:
             for path in step.writable:
                 hand_over(path, uid)
+            for path in step.readable_alone:
+                self._open_in_work(path, writable=True)  # the folders on the way searchable, not the path itself
+                _readable_by_group(path, uid)
+            paths += step.readable_alone
             inside = cwd if any(cwd == path or path in cwd.parents for path in paths) else Path("/tmp")
             # bash stays as the step's first process: once the program ends, it kills every other
             # process of the uid (children that left the session too) before the step's output
@@ -114,6 +120,8 @@ class ContainerSandbox:
             )
         finally:
             self._kill_everything_of(uid)
+            for path in step.readable_alone:
+                _readable_by_group(path, 0)
             self._uids.release(uid)
 
     def seal(self) -> None:
@@ -167,6 +175,16 @@ def _add_mode(path: Path, bits: int) -> None:
     mode = path.lstat().st_mode
     if not stat.S_ISLNK(mode) and mode & bits != bits:
         path.chmod(stat.S_IMODE(mode) | bits)
+
+
+def _readable_by_group(path: Path, gid: int) -> None:
+    """`path` (a folder with all it holds) readable by the group `gid` alone besides its owner, the
+    grader: a step's own uid is its group (limits.py). Group 0 closes it again after the step."""
+    for entry in [path, *(Path(folder, name) for folder, folders, files in os.walk(path) for name in (*folders, *files))]:
+        os.chown(entry, -1, gid, follow_symlinks=False)
+        if not entry.is_symlink():
+            granted = (stat.S_IRGRP | (stat.S_IXGRP if entry.is_dir() else 0)) if gid else 0
+            entry.chmod(stat.S_IMODE(entry.lstat().st_mode) & ~stat.S_IRWXO & ~stat.S_IRWXG | granted)
 
 
 def _open_to_others(path: Path, writable: bool) -> bool:

@@ -22,6 +22,9 @@ class Step:
 
     readable: tuple[Path, ...]
     writable: tuple[Path, ...] = ()
+    # Read by this step alone, for as long as it runs: a task's folder, which holds the
+    # reference's code of the other tasks' functions (grading/building.py).
+    readable_alone: tuple[Path, ...] = ()
     gpu: bool = False
     # Memory of the whole step (all its processes) and its processes and threads together.
     memory_bytes: int = 8 << 30
@@ -39,11 +42,17 @@ class Step:
     # not hit it). Only where a cgroup bounds the step: a per-process rlimit hit is no event.
     ends_at_limit: bool = False
 
+    @property
+    def reads(self) -> tuple[Path, ...]:
+        """Everything the step reads (a sandbox with namespaces of its own needs no difference)."""
+        return (*self.readable, *self.readable_alone)
 
-def build_step(readable: Iterable[Path], build_dir: Path) -> Step:
-    """A build: compilers with their temporaries, writing only into `build_dir`. Memory is
-    counted per compiler where no cgroup bounds the whole build (RLIMIT_DATA is per process)."""
-    return Step(tuple(readable), (build_dir,), processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30)
+
+def build_step(readable: Iterable[Path], build_dir: Path, alone: Iterable[Path] = ()) -> Step:
+    """A build: compilers with their temporaries, writing only into `build_dir`, reading `alone`
+    alone. Memory is counted per compiler where no cgroup bounds the whole build (RLIMIT_DATA is
+    per process)."""
+    return Step(tuple(readable), (build_dir,), tuple(alone), processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30)
 
 
 def fresh_output(path: Path) -> Path:
