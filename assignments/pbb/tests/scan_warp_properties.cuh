@@ -13,6 +13,7 @@
 namespace scan_warp_properties {
 
 using kernellab::Depth;
+using kernellab::DepthMeasure;
 
 /** Addition of ints that tracks each result's depth; the course's operator interface. */
 class DepthAdd {
@@ -21,12 +22,14 @@ class DepthAdd {
     typedef Depth RedElTp;
     static const bool commutative = true;
     static __device__ __host__ inline int32_t identInp()                { return 0; }
-    static __device__ __host__ inline Depth mapFun(const int32_t& el)   { return Depth(el, 0); }
-    static __device__ __host__ inline Depth identity()                  { return Depth(0, 0); }
+    static __device__ __host__ inline Depth mapFun(const int32_t& el)   { return DepthMeasure::leaf(el); }
+    static __device__ __host__ inline Depth identity()                  { return DepthMeasure::leaf(0); }
     static __device__ __host__ inline Depth apply(const Depth t1, const Depth t2) {
-        return Depth::after(t1.value + t2.value, t1, t2);
+        return DepthMeasure::after(DepthMeasure::value(t1) + DepthMeasure::value(t2), t1, t2);
     }
-    static __device__ __host__ inline bool equals(const Depth t1, const Depth t2) { return t1.value == t2.value; }
+    static __device__ __host__ inline bool equals(const Depth t1, const Depth t2) {
+        return DepthMeasure::value(t1) == DepthMeasure::value(t2);
+    }
     static __device__ __host__ inline Depth remVolatile(volatile Depth& t)       { Depth res(t); return res; }
 };
 
@@ -45,13 +48,13 @@ __global__ void scanIncWarpDepthKernel(Depth* d_returned, Depth* d_in_place, con
 
 inline std::vector<int32_t> valuesOf(const std::vector<Depth>& elements) {
     std::vector<int32_t> out;
-    for (const Depth& e : elements) { out.push_back(e.value); }
+    for (const Depth& e : elements) { out.push_back(DepthMeasure::value(e)); }
     return out;
 }
 
 inline int64_t deepest(const std::vector<Depth>& elements) {
     int64_t most = 0;
-    for (const Depth& e : elements) { most = std::max<int64_t>(most, e.depth); }
+    for (const Depth& e : elements) { most = std::max<int64_t>(most, DepthMeasure::depth(e)); }
     return most;
 }
 
@@ -65,7 +68,7 @@ TEST_CASE("scanIncWarp's results depend on chains of at most lg(WARP) = 5 applic
     KL_CAPTURE(block, n, seed);
     const auto values = kernellab::randomInts(n, seed, -9, 9);
     std::vector<Depth> input;
-    for (const int32_t v : values) { input.emplace_back(v, 0); }
+    for (const int32_t v : values) { input.push_back(DepthMeasure::leaf(v)); }
     kernellab::DeviceBuffer<Depth> d_in(input), d_returned(n), d_in_place(n);
     kernellab::ApplyCounter applies(n);
     scanIncWarpDepthKernel<<<n / block, block, block * sizeof(Depth)>>>(d_returned.data(), d_in_place.data(), d_in.data());

@@ -14,13 +14,16 @@
 namespace warp_shuffle_properties {
 
 using kernellab::Depth;
+using kernellab::DepthMeasure;
 
 /** Addition of ints that tracks each result's depth. */
 struct DepthSum {
     typedef Depth Elem;
     static const bool commutative = false;
-    static __device__ __host__ inline Depth identity() { return Depth(0, 0); }
-    static __device__ __host__ inline Depth apply(const Depth a, const Depth b) { return Depth::after(a.value + b.value, a, b); }
+    static __device__ __host__ inline Depth identity() { return DepthMeasure::leaf(0); }
+    static __device__ __host__ inline Depth apply(const Depth a, const Depth b) {
+        return DepthMeasure::after(DepthMeasure::value(a) + DepthMeasure::value(b), a, b);
+    }
 };
 
 /** Lane 0 of each warp writes the warp's reduction. */
@@ -49,7 +52,7 @@ template<class Launch>
 int64_t deepestOfRuns(uint32_t n, uint32_t group, uint64_t seed, Launch launch) {
     const auto values = kernellab::randomInts(n, seed, -9, 9);
     std::vector<Depth> input;
-    for (const int32_t v : values) { input.emplace_back(v, 0); }
+    for (const int32_t v : values) { input.push_back(DepthMeasure::leaf(v)); }
     kernellab::DeviceBuffer<Depth> d_in(input), d_out(n / group);
     launch(d_out.data(), d_in.data());
     KL_CHECK_LAUNCH();
@@ -57,8 +60,8 @@ int64_t deepestOfRuns(uint32_t n, uint32_t group, uint64_t seed, Launch launch) 
     std::vector<int32_t> got;
     int64_t deepest = 0;
     for (const Depth& r : results) {
-        got.push_back(r.value);
-        deepest = std::max<int64_t>(deepest, r.depth);
+        got.push_back(DepthMeasure::value(r));
+        deepest = std::max<int64_t>(deepest, DepthMeasure::depth(r));
     }
     KL_REQUIRE_EQUAL(got, sumsOfRuns(values, group), std::equal_to<int32_t>{}, kernellab::Layout{});
     return deepest;

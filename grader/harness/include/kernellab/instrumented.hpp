@@ -115,39 +115,56 @@ __host__ __device__ inline void noteCopy(const volatile void* to, const volatile
 #endif
 }
 
-/** A 32-bit integer with the length of the longest chain of applications that produced it. */
-struct Depth {
-    int32_t value;
-    int32_t depth;
-
+/**
+ * A 32-bit integer with the length of the longest chain of applications that produced it. The
+ * code under test copies one and passes it to the test's operator; it can neither make one nor
+ * read or set its fields: only the tests do that, through DepthMeasure (a public depth was a
+ * field the code under test could set to 0).
+ */
+class Depth {
+  public:
     Depth() = default;
-    __host__ __device__ Depth(int32_t v, int32_t d) : value(v), depth(d) {}
-    __host__ __device__ Depth(const Depth& other) : value(other.value), depth(other.depth) {}
-    __host__ __device__ Depth(const volatile Depth& other) : value(other.value), depth(other.depth) {}
+    __host__ __device__ Depth(const Depth& other) : value_(other.value_), depth_(other.depth_) {}
+    __host__ __device__ Depth(const volatile Depth& other) : value_(other.value_), depth_(other.depth_) {}
     __host__ __device__ Depth& operator=(const Depth& other) {
-        value = other.value;
-        depth = other.depth;
+        value_ = other.value_;
+        depth_ = other.depth_;
         return *this;
     }
     __host__ __device__ Depth& operator=(const volatile Depth& other) {
-        value = other.value;
-        depth = other.depth;
+        value_ = other.value_;
+        depth_ = other.depth_;
         return *this;
     }
     __host__ __device__ void operator=(const Depth& other) volatile {
-        value = other.value;
-        depth = other.depth;
+        value_ = other.value_;
+        depth_ = other.depth_;
     }
     __host__ __device__ void operator=(const volatile Depth& other) volatile {
-        value = other.value;
-        depth = other.depth;
+        value_ = other.value_;
+        depth_ = other.depth_;
     }
 
+  private:
+    __host__ __device__ Depth(int32_t value, int32_t depth) : value_(value), depth_(depth) {}
+
+    int32_t value_;
+    int32_t depth_;
+
+    friend struct DepthMeasure;
+};
+
+/** What the tests (their operators and checks) do with a Depth, and the code under test cannot. */
+struct DepthMeasure {
+    /** An input element: its value, no application behind it. */
+    __host__ __device__ static Depth leaf(int32_t value) { return Depth(value, 0); }
     /** What an operator over Depth returns: its value, one step deeper than its deeper operand. */
     __host__ __device__ static Depth after(int32_t value, const Depth& left, const Depth& right) {
         countApply();
-        return Depth(value, (left.depth > right.depth ? left.depth : right.depth) + 1);
+        return Depth(value, (left.depth_ > right.depth_ ? left.depth_ : right.depth_) + 1);
     }
+    __host__ __device__ static int32_t value(const Depth& element) { return element.value_; }
+    __host__ __device__ static int32_t depth(const Depth& element) { return element.depth_; }
 };
 
 /** A 32-bit integer whose every copy reports to the installed AccessTrace. */
