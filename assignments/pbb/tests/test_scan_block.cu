@@ -1,6 +1,8 @@
 // Task scan-block: scanIncBlock, through a kernel in which every block scans its elements.
 // Jitter<OP> delays threads at random, so the race of the course's version (only with 1024
 // threads) shows up on the GPU instead of hiding behind its usual timing.
+// First, before the solution: on a GPU, its block barriers count (scan_block_properties.cuh).
+#include "kernellab/count_barriers.hpp"
 #include "pbb_testing.cuh"
 
 using kernellab::DeviceBuffer;
@@ -49,3 +51,6 @@ TEMPLATE_TEST_CASE("scanIncBlock stays correct when threads are delayed at rando
     KL_CAPTURE(n, block, seed);
     checkScanIncBlock<TestType>(n, block, seed);
 }
+
+// Graded on the task's rule: no barrier added to fix the race, measured by counting.
+#include "scan_block_properties.cuh"

@@ -69,6 +69,7 @@ struct Fiber : ThreadState {
     unsigned mask;
     int predicate;
     Site site;
+    unsigned barriers;  // the block barriers it has passed in this block's run (barriersPassed)
 };
 
 const char* collectiveName(Collective kind) {
@@ -284,6 +285,7 @@ void BlockRunner::run(const LaunchRequest& request, const BlockOrder& order, uin
         fiber.lane = i % kWarp;
         fiber.linear = i;
         fiber.state = State::Ready;
+        fiber.barriers = 0;
         // Tops at different offsets within a page, or every fiber's frames would share cache sets.
         char* top = stacks_ + (i + 1) * stride_ - (i % 64) * 64;
         // A fiber never returns from its entry function: the frames it left behind (and those
@@ -550,6 +552,8 @@ Fiber* self() { return static_cast<Fiber*>(current_thread); }
 
 void syncThreads(Site site) { syncThreadsReduce(site, 0, kReduceCount); }
 
+// Every block barrier comes here: __syncthreads and its _count, _and and _or forms, and
+// cooperative groups' block sync. So the count of barriersPassed misses none.
 int syncThreadsReduce(Site site, int predicate, int kind) {
     Fiber* fiber = self();
     fiber->state = State::AtBarrier;
@@ -557,8 +561,11 @@ int syncThreadsReduce(Site site, int predicate, int kind) {
     fiber->predicate = predicate;
     fiber->collective = kind == kReduceAnd ? Collective::All : kind == kReduceOr ? Collective::Any : Collective::Ballot;
     BlockRunner::current->suspend(fiber);
+    fiber->barriers++;
     return int(fiber->result);
 }
+
+unsigned barriersPassed() { return self()->barriers; }
 
 void warpCollective(Site site, Collective kind, unsigned mask) {
     Fiber* fiber = self();

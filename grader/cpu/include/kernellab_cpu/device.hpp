@@ -42,6 +42,8 @@ extern thread_local ThreadState* current_thread;
 
 void syncThreads(Site site);
 int syncThreadsReduce(Site site, int predicate, int kind);
+/** The block barriers the calling thread has passed since its block started (kernellab/instrumented.hpp). */
+unsigned barriersPassed();
 /** Suspends the calling lane at a warp collective until every lane of `mask` is there. */
 void warpCollective(Site site, Collective kind, unsigned mask);
 unsigned activeMask();

@@ -52,6 +52,9 @@ struct Probes {
     uint64_t* element_of_access;
     uint32_t threads;
     uint32_t per_thread;
+    // BarrierCounter, on a GPU: per thread of the grid, the block barriers it has passed.
+    uint32_t* barriers_of_thread;
+    uint32_t barrier_threads;
 };
 
 /** The installed probes, or none. One test executable includes this header once. */
@@ -282,6 +285,61 @@ class AccessTrace : public ProbeSession {
     uint32_t threads_, per_thread_;
     DeviceBuffer<uint32_t> reads_, writes_, accesses_;
     DeviceBuffer<uint64_t> elements_;
+};
+
+// Block barriers: how many a block passes in the function under test (a task that says "without
+// adding a __syncthreads()"). The test's kernel reads barriersPassed() before and after its call
+// of the function: every thread of a block passes the same barriers, so the difference is the
+// block's. The same count on both backends, from different counters:
+//  - the CPU backend's runtime counts every block barrier a thread passes: each kind
+//    (__syncthreads, __syncthreads_count/_and/_or, cooperative groups' block sync) is one call
+//    of its scheduler (grader/cpu/src/scheduler.cpp);
+//  - on a GPU the barrier intrinsics are macros of kernellab/count_barriers.hpp, which the test
+//    includes before the solution: each counts with countBarrier() into the installed
+//    BarrierCounter, then synchronizes. That header says what it cannot see, and why that does
+//    not pass.
+
+/** Counts one block barrier that the calling thread passed, in the installed BarrierCounter (GPU). */
+__host__ __device__ inline void countBarrier() {
+#if KERNELLAB_PROBES_REACHABLE && !defined(KERNELLAB_CPU_BACKEND)
+    Probes* probes = kl_probes;
+    if (probes == nullptr || probes->barriers_of_thread == nullptr) { return; }
+    const uint32_t thread = detail::gridThread();
+    // Each thread counts in its own slot: no atomics needed.
+    if (thread < probes->barrier_threads) { probes->barriers_of_thread[thread]++; }
+#endif
+}
+
+/**
+ * The block barriers the calling thread has passed so far: since its block started on the CPU
+ * backend, since the BarrierCounter was installed on a GPU (0 without one). Only differences
+ * mean something: a test reads it before and after the call it measures.
+ */
+__host__ __device__ inline uint32_t barriersPassed() {
+#if defined(KERNELLAB_CPU_BACKEND)
+    return ::kernellab::cpu::barriersPassed();
+#elif KERNELLAB_PROBES_REACHABLE
+    const Probes* probes = kl_probes;
+    if (probes == nullptr || probes->barriers_of_thread == nullptr) { return 0; }
+    const uint32_t thread = detail::gridThread();
+    return thread < probes->barrier_threads ? probes->barriers_of_thread[thread] : 0;
+#else
+    return 0;
+#endif
+}
+
+/**
+ * Gives each of the `threads` threads of a 1-D grid a counter of the block barriers it passes on
+ * a GPU (countBarrier), while it lives; the CPU backend's runtime counts them itself.
+ */
+class BarrierCounter : public ProbeSession {
+  public:
+    explicit BarrierCounter(uint32_t threads) : counts_(std::vector<uint32_t>(threads, 0)) {
+        install(Probes{nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, nullptr, 0, 0, counts_.data(), threads});
+    }
+
+  private:
+    DeviceBuffer<uint32_t> counts_;
 };
 
 }  // namespace kernellab
