@@ -6,8 +6,9 @@ CUDA source.
   `::kernellab::cpu::Launch` (grader/cpu/include/kernellab_cpu/launch.hpp);
 - `__shared__ T name[N];` becomes a reference to the block's copy of that variable, and
   `extern __shared__ T name[];` a pointer to the block's dynamic shared memory;
-- constructs the backend cannot run (inline PTX, textures, grid-wide sync, dynamic
-  parallelism, `__shared__` outside a function) stop the build with the file and line.
+- constructs the backend cannot run (inline PTX, textures, grid-wide sync, coalesced groups,
+  clusters, dynamic parallelism, `__shared__` outside a function) stop the build with the file
+  and line.
 
 Every line stays where it was and each output starts with `#line 1 "<original>"`, so
 compiler messages and the backend's findings name the student's own file and line.
@@ -26,6 +27,11 @@ UNSUPPORTED = [
     (re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\("), "inline PTX (asm)"),
     (re.compile(r"\b(?:tex[123]D\w*|tex1Dfetch|texture\s*<|cudaTextureObject_t|surf[123]D\w*)"), "textures and surfaces"),
     (re.compile(r"\b(?:this_grid\s*\(|grid_group\b|cudaLaunchCooperativeKernel\b)"), "grid-wide synchronization"),
+    # The backend's cooperative_groups.h has blocks and tiles; a coalesced group is the lanes that a
+    # GPU runs together at that point, which fibers have no notion of.
+    (re.compile(r"\b(?:coalesced_threads\s*\(|coalesced_group\b|labeled_partition\s*\(|binary_partition\s*\()"),
+     "coalesced groups (coalesced_threads, labeled_partition, binary_partition)"),
+    (re.compile(r"\b(?:this_cluster\s*\(|cluster_group\b)"), "thread block clusters"),
 ]
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 

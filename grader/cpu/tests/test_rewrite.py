@@ -54,6 +54,8 @@ def test_comments_and_strings_are_left_alone():
         ('  asm volatile("membar.gl;");', "inline PTX"),
         ("  float v = tex1Dfetch(texture_ref, i);", "textures"),
         ("  cooperative_groups::this_grid().sync();", "grid-wide synchronization"),
+        ("  auto active = cg::coalesced_threads();", "coalesced groups"),
+        ("  cg::cluster_group cluster = cg::this_cluster();", "thread block clusters"),
         ("  child<<<1, 32>>>(x);", "dynamic parallelism"),
     ],
 )
@@ -73,3 +75,11 @@ def test_file_scope_shared_memory_fails_with_its_line():
 def test_a_launch_from_host_code_inside_a_namespace_and_class_is_rewritten():
     source = "namespace n {\nstruct S {\n  void run() { k<<<1, 2>>>(); }\n};\n}\n"
     assert "::kernellab::cpu::Launch" in body(source)[2]
+
+
+def test_cooperative_groups_of_blocks_and_tiles_are_left_to_the_headers():
+    source = ("__global__ void k(int* x) {\n"
+              "  auto warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+              "  x[0] = cg::reduce(warp, x[0], cg::plus<int>());\n"
+              "}\n")
+    assert body(source) == source.split("\n")
