@@ -36,11 +36,13 @@ PREPROCESS_TIMEOUT_S = 20
 DEFINES = ("-DKERNELLAB_RECORD_ROLE=1", "-DKERNELLAB_CPU_BACKEND=1", "-DKERNELLAB_CATCH2_MAJOR=2")
 
 # What a solution never needs and a forgery of results does: the headers of the harness's record
-# and check machinery and of Catch2, its internal names, and the calls that rewrite code in memory.
+# and check machinery and of Catch2, its internal names (the measurements' probes included), and
+# the calls that rewrite code in memory.
 # The harness's CUDA helpers (kernellab/cuda_check.hpp, device_buffer.hpp) stay allowed.
 HARNESS_HEADERS = re.compile(r"(^|/)(kernellab/(record|compare|catch|property)\.hpp|catch2/.*|catch\.hpp)$")
 HARNESS_NAMES = re.compile(
     r"\b(Recorder|recordDevice|recordEqual|recordClose|recordArray|recordProperty|graderRecords|CaseScope|Catch|DepthMeasure"
+    r"|kl_probes|Probes|ProbeSession|ApplyCounter|AccessTrace|BarrierCounter|countApply|countBarrier|barriersPassed|noteCopy"
     r"|mprotect|pkey_mprotect|process_vm_writev|ptrace)\b|/proc/self/mem"
 )
 # Macro names a student file may never define or undefine, besides every name the tests and the

@@ -129,9 +129,11 @@ def test_an_archive_that_lies_about_its_sizes_stops_at_the_limit(tmp_path):
         ("#define PASTE(a, b) a##b\nint x = PASTE(Reco, rder)::instance();\n", "uses Recorder", 3),
         ("#define KERNELLAB_RECORD_ROLE 2\n", "defines KERNELLAB_RECORD_ROLE", 2),
         ("#define download() download(); steal()\n", "defines download, a name of the grader's tests or harness", 2),
+        # A measurement made by the code under test: a warp scan's result of depth 0.
+        ("template<class T> T shallow(int v) { return kernellab::DepthMeasure::leaf(v); }\n", "uses DepthMeasure", 2),
     ],
     ids=["include", "define", "specialization", "mprotect", "comment-in-strings", "line-splice", "pasted", "role",
-         "test-name"],
+         "test-name", "depth-measure"],
 )
 def test_code_that_reaches_into_the_harness_is_refused_with_its_line(tmp_path, code, named, line):
     write_files(tmp_path / "alice", {**SOURCES, "hostSkel.cu.h": "// host\n" + code})
