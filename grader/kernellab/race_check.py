@@ -23,10 +23,11 @@ from pathlib import Path
 
 from kernellab.applicability import Condition
 from kernellab.backend import Backend
+from kernellab.deadline import Deadline
 from kernellab.errors import InputError
 from kernellab.grading import isolation, reference
 from kernellab.grading.building import build, cpu_fixed_orders_arg, student_role_args
-from kernellab.grading.groups import judge_group, reported_errors, run_group
+from kernellab.grading.groups import judge_group, out_of_time, reported_errors, run_group
 from kernellab.grading.model import GradingError
 from kernellab.grading.run import GradingRun
 from kernellab.isolate import Isolation
@@ -68,8 +69,9 @@ class RaceCheckRun(GradingRun):
     """A grading run on the CPU backend whose only group is the hidden one, at the manifest's
     race sizes, in the folder `race-check` of the GPU grading run's work folder."""
 
-    def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | ContainerSandbox | None, seed: int):
-        super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS)
+    def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | ContainerSandbox | None, seed: int,
+                 deadline: Deadline | None = None):
+        super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS, deadline=deadline)
         self.hidden_sizes = assignment.grading.race_sizes
         self._unavailable: str | None = None
         self._availability_lock = threading.Lock()
@@ -119,6 +121,10 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
             checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, f"its CPU-backend build failed:\n{built[name]}", run.hidden_sizes)
             continue
         ran = run_group(run, job, name, GROUP, not_applicable)
+        if why := out_of_time(run, [ran]):
+            # As for the tests: a run the grading deadline cut says nothing of the code, and
+            # neither a race finding nor a pass may come of it.
+            raise GradingError(f"the race check: {why}")
         result = judge_group(run, ran, failures_left_to_gpu=False)
         if result.verdict == Verdict.PASSED:
             # A warp-synchronous race that the task's policy accepts: right in lockstep, a warning.

@@ -6,9 +6,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernellab.backend import Backend
+from kernellab.deadline import Deadline
 from kernellab.grading.model import GroupResult
 from kernellab import race_check
-from kernellab.grading.race_stage import add_race_warnings, checked_tests, race_findings, run_race_check
+from kernellab.grading.race_stage import add_race_warnings, checked_tests, race_findings, race_run, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.scoring import score_tasks
 from kernellab.manifest import load_assignment
@@ -126,3 +127,13 @@ def test_a_passed_check_that_warned_of_the_lockstep_idiom_warns_and_costs_nothin
     grades = grade_with(assignment, {"scan_warp": RaceCheck("scan_warp", Verdict.PASSED, warning, (33, 1025))})
     assert grades["scan-warp"].points == grades["scan-warp"].max_points
     assert f"warning: the CPU backend's race check (sizes 33 and 1025) found: {warning}" in grades["scan-warp"].feedback
+
+
+def test_the_race_check_runs_under_the_grades_deadline_at_the_manifests_sizes(tmp_path):
+    # Seen: its runs got the CPU backend's own limit (up to 1800 s each) whatever --deadline said.
+    pbb = load_assignment(REAL_ROOT, "pbb")
+    grading = GradingRun(pbb, Backend.CUDA, tmp_path, None, seed=5, deadline=Deadline(60))
+    run = race_run(grading)
+    assert run.deadline is grading.deadline and run.run_timeout_s <= 60
+    assert run.hidden_sizes == pbb.grading.race_sizes == (33, 1025, 4097, 20481, 94209)
+    assert run.group_environment("hidden")["KERNELLAB_BLOCK_SIZES"] == "32,1024"

@@ -36,9 +36,11 @@ def checked_tests(assignment: Assignment) -> list[str]:
 
 
 def race_run(grading: GradingRun) -> RaceCheckRun:
+    """The race check's run of `grading`, under its deadline: every stage fits in it."""
     with _race_runs_lock:
         if grading not in _race_runs:
-            _race_runs[grading] = RaceCheckRun(grading.assignment, grading.work, grading.sandbox, grading.seed)
+            _race_runs[grading] = RaceCheckRun(grading.assignment, grading.work, grading.sandbox, grading.seed,
+                                               grading.deadline)
         return _race_runs[grading]
 
 
