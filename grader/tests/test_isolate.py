@@ -492,3 +492,16 @@ def _isolated_pbb(tmp_path: Path, scan_warp_patch: str):
     shutil.copytree(pbb.reference_dir, solution)
     apply_patch(parse_patch(pbb.wrong_dir / "scan-warp" / scan_warp_patch), solution)
     return pbb, solution, isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
+
+
+def test_a_submission_without_its_entry_file_is_parsed_through_the_skeletons_copy(tmp_path):
+    # Seen: a real 2025 submission handed in the kernels file alone; intake took the host file
+    # from the course layout, the parse of the missing entry failed ("Error parsing translation
+    # unit"), and every task was graded whole: a lockstep warp scan then failed scan-block.
+    pmph = load_assignment(REAL_ROOT, "pmph-w2")
+    solution = tmp_path / "submission"
+    solution.mkdir()
+    shutil.copy(pmph.reference_dir / "pbbKernels.cu.h", solution)
+    isolations, note = isolation.isolate_tasks(pmph, solution, tmp_path / "job")
+    assert note == ""
+    assert isolations["scan_block"].own == ("scanIncBlock",) and isolations["scan_block"].from_reference == ("scanIncWarp",)
