@@ -27,7 +27,9 @@ SKIPPED_TESTS = "~[random-delays]"
 TIMEOUT_FACTOR = 4
 # compute-sanitizer's own lines start with this.
 _PREFIX = "========= "
-_SUMMARY = re.compile(r"^========= (ERROR|RACECHECK) SUMMARY: (\d+) (errors?|hazards?)")
+# Racecheck's summary counts the hazards it displayed, its warnings (possible hazards) among
+# them: only its errors are races ("2 hazards displayed (5 errors, 0 warnings)").
+_SUMMARY = re.compile(r"^========= (?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?)")
 _NOT_FINDINGS = re.compile(r"^========= (COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|Target application returned|\s*$)")
 
 
@@ -86,7 +88,7 @@ def sanitize(
 
 def parse_report(tests: str, tool: str, text: str, outcome: runner.RunOutcome) -> SanitizerReport:
     lines = [line for line in text.splitlines() if line.startswith(_PREFIX)]
-    counts = [int(match[2]) for line in lines if (match := _SUMMARY.match(line))]
+    counts = [int(match[1] or match[2]) for line in lines if (match := _SUMMARY.match(line))]
     if not counts:
         why = "timed out" if outcome.timed_out else f"the program ended with {outcome.exit_code} before the tool's summary"
         return SanitizerReport(tests, tool, None, why)

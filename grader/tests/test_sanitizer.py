@@ -12,7 +12,7 @@ from kernellab.errors import InputError
 from kernellab.grading.model import Grade, GroupResult
 from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
-from kernellab.grading.sanitizers import run_sanitizers
+from kernellab.grading.sanitizers import add_sanitizer_reports, deciding, run_sanitizers
 from kernellab.grading.scoring import score_task
 from kernellab.manifest import load_manifest
 from kernellab.runner import RunOutcome
@@ -141,3 +141,34 @@ def test_a_grades_sanitizer_runs_have_the_gpu_to_themselves(tmp_path, monkeypatc
     assert [report.errors for report in run_sanitizers(grading, tmp_path / "job", runs)] == [0] * len(runs)
     for _tests, tool_name in runs:
         assert "========= alone" in (tmp_path / "job" / "sanitizers" / f"saxpy.{tool_name}.log").read_text()
+
+
+RACECHECK_WARNINGS_ONLY = ("========= COMPUTE-SANITIZER\n========= Warning: Race reported between Write access at k+0x10\n"
+                           "========= RACECHECK SUMMARY: 3 hazards displayed (0 errors, 3 warnings)\n")
+
+
+def test_racecheck_counts_its_errors_not_its_warnings():
+    assert parse_report("scan_block", "racecheck", RACECHECK_WARNINGS_ONLY, FINISHED).errors == 0
+
+
+@pytest.mark.parametrize("tests, report, left, line", [
+    # Seen on an H200: the course's racy scanIncBlock, 5 racecheck errors at 1025 elements in blocks of 1024.
+    ("scan_block", parse_report("scan_block", "racecheck", RACECHECK_LOG, FINISHED), 0,
+     "a race on the GPU, as its race check (\"fail\") counts one, costs all of this task's points: -10"),
+    ("scan_block", sanitizer.SanitizerReport("scan_block", "racecheck", None, "timed out"), 0,
+     "racecheck, this task's race check on the GPU, gave no report (timed out): a check that cannot run costs"),
+    # A task without a race check: the manifest's sanitizer_penalty (pbb: 0), feedback only.
+    ("copy", parse_report("copy", "racecheck", RACECHECK_LOG, FINISHED), 10, "racecheck: 1 error(s)"),
+    ("scan_block", parse_report("scan_block", "memcheck", MEMCHECK_LOG, FINISHED), 10, "memcheck: 7 error(s)"),
+], ids=["race", "no-report", "no-race-check", "memcheck"])
+def test_racecheck_is_the_gpu_half_of_a_failing_race_check(tmp_path, tests, report, left, line):
+    # The CPU backend's race check runs what the CPU backend compiles, which code can tell apart
+    # from a GPU's: racecheck checks the GPU's own path.
+    pbb = load_manifest(REAL_ROOT / "assignments" / "pbb" / "assignment.toml", REAL_ROOT)
+    grading = GradingRun(pbb, "cuda", tmp_path / "work", None, seed=1)
+    task = next(task for task in pbb.tasks if task.tests == tests)
+    passed = score_task(pbb, task, (GroupResult("public", Verdict.PASSED), GroupResult("hidden", Verdict.PASSED)), ())
+    (graded,) = add_sanitizer_reports(grading, [passed], [report])
+    assert graded.points == left and line in graded.sanitizer, graded.sanitizer
+    runs = [(name, tool) for name in ("copy", "scan_block", "scan_multi") for tool in sanitizer.TOOLS]
+    assert deciding(grading, runs) == [("scan_block", "racecheck"), ("scan_multi", "racecheck")]

@@ -150,10 +150,13 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         grades = add_speed(grading, job, grades, speed_plan, built)
     if speed_plan.timed:
         progress.reached("speed", grades, found)
-    # Last, with the GPU to themselves (sanitizers.py): the first stage to go when time is short.
+    # Last, with the GPU to themselves (sanitizers.py): the first stage to go when time is short,
+    # but for the runs that decide points (a race check's GPU half).
     sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
-    if sanitizer_runs and not progress.may_run(sanitizers.cost(grading, sanitizer_runs)):
-        sanitizer_runs = []
+    deciding = sanitizers.deciding(grading, sanitizer_runs)
+    optional = [run for run in sanitizer_runs if run not in deciding]
+    if optional and not progress.may_run(sanitizers.cost(grading, optional)):
+        sanitizer_runs = deciding
     with timed(stages, "sanitizers"):
         sanitizer_reports = sanitizers.run_sanitizers(grading, job, sanitizer_runs)
     # After speed, which a task's feedback withholds: a warning costs nothing.

@@ -1,5 +1,11 @@
 """The sanitizer stage: compute-sanitizer on each built test executable (GPU only), its reports as
-feedback on the tasks, and what the manifest's sanitizer_penalty makes them cost."""
+feedback on the tasks, and what the manifest's sanitizer_penalty makes them cost.
+
+Racecheck on the tests of a task whose manifest sets `race_check = "fail"` is the race check's
+GPU half: the CPU backend's thread orders check the code the CPU backend compiles, which code can
+tell apart from a GPU's (its device, its macros); racecheck checks the GPU's own path for
+shared-memory races. Its hazards cost such a task its points, whatever sanitizer_penalty says, its
+runs are never skipped for the deadline, and a run that gives no report costs them too."""
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -20,6 +26,7 @@ SECONDS_PER_RUN = 2.5
 
 # (tests, tool): one sanitizer run.
 SanitizerRun = tuple[str, str]
+RACECHECK = "racecheck"
 
 
 def planned_runs(grading: GradingRun, built: Built) -> list[SanitizerRun]:
@@ -27,6 +34,12 @@ def planned_runs(grading: GradingRun, built: Built) -> list[SanitizerRun]:
     if not grading.backend.runs_sanitizers or sanitizer.find_tool() is None:
         return []
     return [(tests, tool) for tests, errors in built.items() if errors is None for tool in sanitizer.TOOLS]
+
+
+def deciding(grading: GradingRun, runs: list[SanitizerRun]) -> list[SanitizerRun]:
+    """The runs of `runs` that decide points: racecheck on the tests of a "fail" race-check task."""
+    failing = {task.tests for task in grading.assignment.tested_tasks if task.race_check == "fail"}
+    return [(tests, tool) for tests, tool in runs if tool == RACECHECK and tests in failing]
 
 
 def cost(grading: GradingRun, runs: list[SanitizerRun]) -> StageCost:
@@ -69,6 +82,7 @@ def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports:
     limits = grading.assignment.grading
     penalty = limits.sanitizer_penalty
     tests_of = {task.id: task.tests for task in grading.assignment.tasks}
+    deciding_runs = set(deciding(grading, [(report.tests, report.tool) for report in reports]))
     sizes, blocks = ", ".join(map(str, limits.sanitizer_sizes)), " and ".join(map(str, limits.sanitizer_block_sizes))
     updated = []
     for grade in grades:
@@ -79,7 +93,14 @@ def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports:
         lines = [f"at size {sizes}, blocks of {blocks} threads:"] + [report.describe() for report in own]
         clean = not any(report.errors for report in own)
         deduction = 0.0 if clean else round(grade.points * penalty, 2)
-        if deduction:
+        racy = [report for report in own if (report.tests, report.tool) in deciding_runs and report.errors != 0]
+        if racy and grade.points:
+            deduction = grade.points
+            lines.append(f"a race on the GPU, as its race check (\"fail\") counts one, costs all of this task's points: "
+                         f"-{deduction:g}" if racy[0].errors else
+                         f"racecheck, this task's race check on the GPU, gave no report ({racy[0].first_error}): "
+                         f"a check that cannot run costs the task's points: -{deduction:g}")
+        elif deduction:
             lines.append(f"sanitizer errors cost {penalty:.0%} of this task's points: -{deduction:g}")
         updated.append(replace(grade, points=round(grade.points - deduction, 2), sanitizer="\n".join(lines),
                                sanitizer_clean=clean, sanitizer_deduction=deduction))
