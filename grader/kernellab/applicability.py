@@ -37,6 +37,12 @@ class Condition:
     # The captured inputs of those cases that need it (a search in the record's case; "" for all).
     case: str
     reason: str
+    # Whether the tests decide the same question from the same code (a trait of the student's own
+    # operators, which every build keeps the student's): then a case the run recorded is one its
+    # tests found applicable, and a probe that says otherwise was told apart from the tests (its
+    # include depth, its file) and is not believed. False where a task's build may hold other
+    # code than the probe's (the reference's host helpers beside the course's wrappers).
+    decided_by_tests: bool = False
 
     def covers(self, tests: str, test_case: str, case: str) -> bool:
         return any(
@@ -59,6 +65,7 @@ _LIFTED_MSSP = Condition(
         "references, as in the course's code), so its segmented scan is for Add only: the segmented scans "
         "of Mssp are not tested"
     ),
+    decided_by_tests=True,
 )
 
 
@@ -147,6 +154,14 @@ def without_not_applicable(
         for (test_case, condition), cases in excluded.items()
     )
     return tuple(kept), notes
+
+
+def believed(conditions: Sequence[Condition], tests: str, produced: Iterable[_Named]) -> tuple[Condition, ...]:
+    """The unmet `conditions` that the run of test executable `tests` does not contradict: one the
+    tests decide themselves is contradicted by a record of a case it covers (the tests ran it)."""
+    produced = list(produced)
+    return tuple(condition for condition in conditions
+                 if not (condition.decided_by_tests and any(condition.covers(tests, r.test, r.case) for r in produced)))
 
 
 def describe(conditions: Sequence[Condition]) -> list[str]:

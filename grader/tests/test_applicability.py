@@ -111,3 +111,22 @@ def test_a_run_s_records_of_a_case_not_applicable_are_set_aside_not_taken_for_fo
     # The applicable case still counts.
     wrong = record_bytes(values + 1, "device", **applicable) + record_bytes(values, "end", test="", case="", check="")
     assert judge_stand_in(tmp_path / "wrong", "cuda", expected, wrong, 1, not_applicable=(condition,)).verdict == Verdict.FAILED
+
+
+def test_a_probe_the_tests_contradict_is_not_believed(tmp_path):
+    # Issue 25: a submission that makes only the probe's translation unit fail (told apart by its
+    # include depth) dropped every Mssp case of sgm-scan and hid an operand-order bug. The tests
+    # decide the same question from the same operators: a case they ran is applicable.
+    assert LIFTED.decided_by_tests and not BLOCK_1024.decided_by_tests
+    values = np.arange(1, 6, dtype=np.int32)
+    add, mssp = (dict(test=f"saxpy scales - {op}", case="n := 5, block := 32") for op in ("Add<int>", "Mssp"))
+    condition = Condition("lifted_mssp", (("saxpy", r"saxpy .* - Mssp"),), "", "not liftable", decided_by_tests=True)
+    expected = record_bytes(values, "expected", **add) + record_bytes(values, "expected", **mssp)
+    end = record_bytes(values, "end", test="", case="", check="")
+    produced = record_bytes(values, "device", **add) + record_bytes(values + 1, "device", **mssp) + end
+    result = judge_stand_in(tmp_path / "told-apart", "cuda", expected, produced, 1, not_applicable=(condition,))
+    assert result.verdict == Verdict.FAILED and PREFIX not in result.detail, result.detail
+    # Where the tests skipped the cases too, the probe stands.
+    skipped = record_bytes(values, "device", **add) + end
+    result = judge_stand_in(tmp_path / "course", "cuda", expected, skipped, 0, not_applicable=(condition,))
+    assert result.verdict == Verdict.PASSED and PREFIX in result.detail, result.detail

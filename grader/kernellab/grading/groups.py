@@ -109,13 +109,15 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
     expected = read_records(reference.expected_records(grading, ran.tests, group))
     if not expected.records:
         return GroupResult(group, Verdict.NO_GPU, "no CUDA device: the reference could not run either", seconds=outcome.seconds)
-    # The cases beyond what the submission's code promises: the tests skip them, the judge too.
-    applicable, not_applicable = applicability.without_not_applicable(expected.records, ran.tests, ran.not_applicable)
     produced = read_records(ran.records)
+    # The cases beyond what the submission's code promises: the tests skip them, the judge too,
+    # unless the tests, deciding the same question, ran them (the probe was told apart).
+    conditions = applicability.believed(ran.not_applicable, ran.tests, produced.records)
+    applicable, not_applicable = applicability.without_not_applicable(expected.records, ran.tests, conditions)
     # And the run's own records of them: a task's isolated build may hold the reference's helpers
     # (the reference's chunk choice beside the course's host wrappers), so its tests can run a
     # case that the submission's own code does not promise; what that case did is no result.
-    own, _ = applicability.without_not_applicable(produced.records, ran.tests, ran.not_applicable)
+    own, _ = applicability.without_not_applicable(produced.records, ran.tests, conditions)
     checks = judge(applicable, own)
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
