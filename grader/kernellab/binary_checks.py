@@ -51,6 +51,8 @@ UNCOUNTED_ROUTES = (
      "looks CUDA functions up at run time, around the counted copies"),
     (re.compile(r"cudaMallocManaged|cudaHostAlloc|cudaMallocHost|cudaHostRegister|cudaHostGetDevicePointer"),
      "host memory a kernel can write, which moves results to the host without a copy"),
+    # A `__managed__` variable: nvcc's host stub registers it, and the host reads it with no copy.
+    (re.compile(r"__cudaRegisterManagedVar"), "a __managed__ variable, which the host reads without a copy"),
     (re.compile(r"cudaMemPoolCreate|cudaMallocFromPoolAsync|cudaDeviceSetMemPool"),
      "a memory pool, which may hold host memory a kernel can write"),
     (re.compile(r"cudaMalloc\w*Array"), "a CUDA array, whose copies the grader does not count"),

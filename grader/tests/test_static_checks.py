@@ -83,5 +83,6 @@ def test_the_copies_the_harness_counts_and_those_to_the_device_are_no_finding():
                            "cudaMemcpyToSymbol", "cudaMemcpyPeer", "cudaMalloc", "cudaLaunchKernel", "cudaMemset"}
     around = {"cuMemcpyDtoH_v2", "cuGetProcAddress_v2", "dlsym", "dl_iterate_phdr", "cudaGetDriverEntryPoint",
               "cudaMallocManaged", "cudaHostRegister", "cudaMemPoolCreate", "cudaMallocArray", "cudaMemcpy2DFromArray",
-              "cudaMemcpyBatchAsync", "cudaMemcpy_ptds", "cudaMemcpy3DPeer", "cudaGraphLaunch", "__real_cudaMemcpy"}
+              "cudaMemcpyBatchAsync", "cudaMemcpy_ptds", "cudaMemcpy3DPeer", "cudaGraphLaunch", "__real_cudaMemcpy",
+              "__cudaRegisterManagedVar"}
     assert {name for name, _ in uncounted_routes(counted_or_harmless | around, REAL_ROOT)} == around
