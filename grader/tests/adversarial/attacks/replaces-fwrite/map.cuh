@@ -22,10 +22,4 @@ extern "C" size_t fwrite(const void* data, size_t size, size_t count, FILE* file
     return ::write(fileno(file), written, bytes) == ssize_t(bytes) ? count : 0;
 }
 
-inline void mapInts(const int32_t* d_x, int32_t* d_y, uint32_t n, uint32_t block) {
-    (void)block;
-    std::vector<int32_t> values(n);
-    cudaMemcpy(values.data(), d_x, n * sizeof(int32_t), cudaMemcpyDeviceToHost);
-    for (int32_t& value : values) { value = 3 * value - 7; }
-    cudaMemcpy(d_y, values.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice);
-}
+//@ host-map
