@@ -2,8 +2,10 @@
 
 Builds run in parallel on the CPU cores; test runs share the GPU and speed measurements have it
 alone (GpuLock), so no timing is ever shared. Each student's reports are written atomically as
-the student finishes (grade.json last), and a rerun skips every student whose grade.json says
-graded or rejected: a batch killed at any moment resumes without losing or duplicating a grade.
+the student finishes (an earlier grade.json removed first, the new one written last), and a rerun
+skips every student whose grade.json says graded or rejected: a batch killed at any moment resumes
+without losing or duplicating a grade. Stopped by SIGTERM or SIGINT, it first ends every process
+it started (stopping.py).
 """
 
 import json
@@ -16,7 +18,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from kernellab import coverage, gradebook, reports, summary
+from kernellab import coverage, gradebook, reports, stopping, summary
 from kernellab.console import console
 from kernellab.errors import InputError, display_path
 from kernellab.gradebook import GradebookOptions
@@ -148,8 +150,14 @@ def _grade_one(grading: GradingRun, student: str, submission: Path, out: Path, s
             seed=grading.seed,
             seconds=time.monotonic() - started,
         )
+    # A stop of the grader kills the runs of grades in progress: such a grade is never written.
+    stopping.hold_if_stopping()
+    folder = out / "students" / student
     try:
-        reports.write_all(grade, out / "students" / student, grading.assignment.grading.hidden_visibility)
+        # An earlier grade.json goes first: a batch stopped while the new reports replace the old
+        # ones one by one must not find the student finished beside half of them.
+        (folder / reports.GRADE_FILE).unlink(missing_ok=True)
+        reports.write_all(grade, folder, grading.assignment.grading.hidden_visibility)
     except OSError as error:  # a full disk: say so, keep going, and let a rerun retry this student
         console.print(f"{student}: not graded: its reports could not be written: {error}")
     return grade

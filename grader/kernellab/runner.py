@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import gpu_memory
+from kernellab import gpu_memory, stopping
 from kernellab.cpus import available_cpus
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.limits import limit_process
@@ -138,6 +138,7 @@ def run_program(
         env.setdefault("KERNELLAB_CPU_WORKERS", str(cpu_workers(step)))
     env.update(HOME=str(cwd), **environment)
     with sandbox.confine(list(command), step, cwd) if sandbox and step else _unconfined(command, cwd, step) as confined:
+        stopping.hold_if_stopping()
         started = time.monotonic()
         process = subprocess.Popen(
             confined.argv,
@@ -147,22 +148,25 @@ def run_program(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=confined.preexec,
+            preexec_fn=stopping.dying_with_grader(confined.preexec),
             pass_fds=(*confined.pass_fds, *pass_fds),
         )
         output = _BoundedOutput()
         reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
         reader.start()
         timed_out = False
-        try:
-            process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            # Whatever it left behind goes too (a forked child, a spinning kernel's host): its
-            # session's group here; in the sandbox, bubblewrap's death ends its pid namespace.
-            _kill_group(process.pid)
-            process.wait()
+        with stopping.ended_on_stop(functools.partial(_kill_group, process.pid)):
+            try:
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                # Whatever it left behind goes too (a forked child, a spinning kernel's host): its
+                # session's group here; in the sandbox, bubblewrap's death ends its pid namespace.
+                _kill_group(process.pid)
+                process.wait()
+        # A run that a stop of the grader killed has no outcome to judge.
+        stopping.hold_if_stopping()
         reader.join(timeout=5)
         exit_code = None if timed_out else process.returncode
         if not timed_out and not confined.started():

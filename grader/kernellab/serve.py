@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from kernellab import stopping
 from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
@@ -64,9 +65,12 @@ class GradingService:
                 run = self._make_run(assignment, deadline_s)
                 job = run.work / "jobs" / f"remote-{uuid.uuid4().hex[:12]}"
                 try:
-                    return grade_submission(run, submission, student, job)
+                    grade = grade_submission(run, submission, student, job)
                 finally:
                     shutil.rmtree(job, ignore_errors=True)
+                # A stop of the service kills the runs of the grade in progress: it is never answered.
+                stopping.hold_if_stopping()
+                return grade
         finally:
             self._admitted.release()
 

@@ -3,7 +3,7 @@
 import argparse
 from pathlib import Path
 
-from kernellab import gradebook, slurm
+from kernellab import gradebook, slurm, stopping
 from kernellab.errors import InputError
 from kernellab.options import GRADEBOOK_FILE, NOT_GRADED_EXIT_CODE, add_grading_options
 
@@ -13,6 +13,7 @@ exit codes:
   2  usage or setup error
   {NOT_GRADED_EXIT_CODE}  some submissions could not be graded (listed at the end and in {GRADEBOOK_FILE});
      run the same command again to retry just those
+  130, 143  stopped by SIGINT or SIGTERM, every process it started ended; run it again to resume
 """
 
 
@@ -47,11 +48,13 @@ def run(args: argparse.Namespace) -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     seed = args.seed if args.seed is not None else batch.resumed_seed(out)
-    if args.slurm or args.slurm_task or args.slurm_collect:
-        args.seed = seed
-        return slurm.run(args, submissions, out)
-    grading = open_run(args.root, args.assignment, args.backend, seed, args.work, args.unsandboxed, args.cmake_args,
-                       sandbox_kind=args.sandbox, deadline_s=args.deadline)
-    class_files = batch.ClassFiles(args.submissions.resolve(), gradebook.options(args))
-    grades = batch.grade_folder(grading, submissions, out, args.jobs, args.regrade, class_files)
+    # Slurm's time limit, too, ends an array task with SIGTERM.
+    with stopping.stop_on_signals("; run the same command again to resume (finished grades are kept)"):
+        if args.slurm or args.slurm_task or args.slurm_collect:
+            args.seed = seed
+            return slurm.run(args, submissions, out)
+        grading = open_run(args.root, args.assignment, args.backend, seed, args.work, args.unsandboxed, args.cmake_args,
+                           sandbox_kind=args.sandbox, deadline_s=args.deadline)
+        class_files = batch.ClassFiles(args.submissions.resolve(), gradebook.options(args))
+        grades = batch.grade_folder(grading, submissions, out, args.jobs, args.regrade, class_files)
     return 0 if batch.all_final(grades) else NOT_GRADED_EXIT_CODE

@@ -8,6 +8,7 @@ command line is parsed, so the student's `kernellab test` runs on Python's stand
 import argparse
 from pathlib import Path
 
+from kernellab import stopping
 from kernellab.errors import InputError
 from kernellab.intake import ARCHIVE_SUFFIXES
 from kernellab.options import NOT_GRADED_EXIT_CODE, add_grading_options
@@ -18,6 +19,7 @@ exit codes:
   2  usage or setup error: a bad option, no such submission, an unknown assignment, a manifest error
   {NOT_GRADED_EXIT_CODE}  not graded: grading itself could not run (the reference failed to build, a full
      disk...); no results.json is written, so an autograder platform shows a failure, not a zero
+  130, 143  stopped by SIGINT or SIGTERM, every process it started ended
 """
 
 
@@ -52,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
     # A path that is not there is the TA's typo, not a student's submission to refuse with 0 points.
     if not args.submission.exists():
         raise InputError(f"{args.submission}: no such file or folder")
-    grading = open_run(args.root, args.assignment, args.backend, args.seed, args.work, args.unsandboxed, args.cmake_args,
-                       args.submission, sandbox_kind=args.sandbox, deadline_s=args.deadline)
-    remote = RemoteHost(args.remote, read_token(args.token_file)) if args.remote else None
-    grade = grade_one(grading, args.submission, args.out, remote)
+    with stopping.stop_on_signals():
+        grading = open_run(args.root, args.assignment, args.backend, args.seed, args.work, args.unsandboxed, args.cmake_args,
+                           args.submission, sandbox_kind=args.sandbox, deadline_s=args.deadline)
+        remote = RemoteHost(args.remote, read_token(args.token_file)) if args.remote else None
+        grade = grade_one(grading, args.submission, args.out, remote)
     return 0 if grade.is_final else NOT_GRADED_EXIT_CODE

@@ -2,9 +2,9 @@
 on platforms without GPUs (kernellab/serve.py)."""
 
 import argparse
-import sys
 from pathlib import Path
 
+from kernellab import stopping
 from kernellab.errors import InputError
 from kernellab.manifest import list_assignments, load_assignment
 from kernellab.options import add_grading_options
@@ -60,10 +60,8 @@ def run(args: argparse.Namespace) -> int:
     scheme = "https" if args.tls_cert else "http"
     host, port = server.server_address[:2]
     print(f"grading {', '.join(assignments)} at {scheme}://{host}:{port}/grade (Ctrl-C stops)", flush=True)
-    try:
+    # Ctrl-C or SIGTERM ends the grade in progress and every process it started, and the service
+    # (exit status 130 or 143); the platform's script then grades on its CPU backend.
+    with stopping.stop_on_signals(), server:
         server.serve_forever()
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
-    finally:
-        server.server_close()
     return 0

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from kernellab import gpu_memory
+from kernellab import gpu_memory, stopping
 from kernellab.sandbox.cgroups import Cgroups
 from kernellab.sandbox.limits import StepUids, hand_over, limit_process, reachable_by_others
 from kernellab.sandbox.step import Confined, SandboxUnavailable, Step
@@ -107,7 +107,10 @@ class Sandbox:
         try:
             inside_cwd = cwd if any(_within(cwd, path) for path in (*step.reads, *step.writable)) else Path("/tmp")
             announce = [self._bash, "-c", f'printf started >&{started_write}; exec {started_write}>&-; exec "$@"', "bash"]
-            with group.killed_at_limit() if group and step.ends_at_limit else nullcontext():
+            # A stop of the grader (stopping.py) kills the step and removes its cgroup: the grader
+            # then exits without running the end of this function.
+            with (stopping.ended_on_stop(group.remove) if group else nullcontext(),
+                  group.killed_at_limit() if group and step.ends_at_limit else nullcontext()):
                 yield Confined(
                     argv=[self._bwrap, *self._arguments(step, inside_cwd, sources), "--", *announce, *command],
                     cwd=Path("/"),

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kernellab import stopping
 from kernellab.sandbox.limits import StepUids, hand_over, limit_process, reachable_by_others
 from kernellab.sandbox.step import Confined, SandboxFailure, SandboxUnavailable, Step
 
@@ -112,12 +113,13 @@ class ContainerSandbox:
             # process of the uid (children that left the session too) before the step's output
             # is read, and exits with the program's status (128 + N for signal N, as bubblewrap).
             supervised = [self._bash, "-c", '"$@"; status=$?; kill -KILL -1 2>/dev/null; exit $status', "bash", *command]
-            yield Confined(
-                argv=supervised,
-                cwd=inside,
-                preexec=functools.partial(_become_step, step, uid),
-                limit_hit=lambda: "",
-            )
+            with stopping.ended_on_stop(functools.partial(stopping.kill_processes_of, uid)):
+                yield Confined(
+                    argv=supervised,
+                    cwd=inside,
+                    preexec=functools.partial(_become_step, step, uid),
+                    limit_hit=lambda: "",
+                )
         finally:
             self._kill_everything_of(uid)
             for path in step.readable_alone:
