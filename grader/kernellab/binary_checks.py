@@ -82,6 +82,7 @@ def symbols_in_binaries(
             continue
         try:
             names, replaced = _symbols(program, pattern)
+            called = _called(build_dir, assignment_id, target)
         except UnreadableProgram as unreadable:
             found[target] = (f"the {target} build could not be checked ({unreadable.message}), so it earns nothing",)
             continue
@@ -102,7 +103,7 @@ def symbols_in_binaries(
                      for name, library in sorted(replaced.items()) if name not in reference_replaced]
         reference_calls = set().union(*(_called(baseline, assignment_id, other) for other in held_against))
         findings += [f"the {target} build calls {name}: {why}"
-                     for name, why in uncounted_routes(_called(build_dir, assignment_id, target) - reference_calls, root)]
+                     for name, why in uncounted_routes(called - reference_calls, root)]
         if findings:
             found[target] = tuple(findings)
     return found
@@ -193,8 +194,8 @@ def _called(build_dir: Path, assignment_id: str, target: str) -> set[str]:
     C++ signature: 'cudaMemcpy' also where the CPU backend's runtime defines it in C++."""
     directory, cmake_target = compiled_in(build_dir, assignment_id, target)
     objects = sorted((directory / "assignments" / assignment_id / "CMakeFiles" / f"{cmake_target}.dir").rglob("*.o"))
-    if not objects:
-        return set()
+    if not objects:  # a program that built has objects: not finding them is no clean bill
+        raise UnreadableProgram(f"the objects of {cmake_target} are not in {directory}")
     called = set()
     for line in _run_tool(["nm", "-u", "-C", *map(str, objects)]).splitlines():
         if match := re.fullmatch(r"\s+[Uwv] ([\w:]+)\S*.*", line):

@@ -37,10 +37,13 @@ def test_without_a_ninja_log_every_target_counts(tmp_path: Path):
 
 
 def compile_program(path: Path, source: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    source_file = path.with_suffix(".cpp")
+    """`path` (<build>/assignments/<id>/<target>) built from `source`, its object where CMake puts it."""
+    objects = path.parent / "CMakeFiles" / f"{path.name}.dir"
+    objects.mkdir(parents=True, exist_ok=True)
+    source_file = objects / "main.cpp"
     source_file.write_text(source)
-    subprocess.run(["g++", "-o", path, source_file, "-ldl"], check=True, capture_output=True)
+    subprocess.run(["g++", "-c", "-o", objects / "main.cpp.o", source_file], check=True, capture_output=True)
+    subprocess.run(["g++", "-o", path, objects / "main.cpp.o", "-ldl"], check=True, capture_output=True)
 
 
 def test_symbols_count_only_beyond_the_references_build(tmp_path: Path):
@@ -82,3 +85,8 @@ def test_a_program_whose_symbols_cannot_be_read_earns_nothing(tmp_path: Path):
     student.write_bytes(b"\x7fELF but not a program the tools can read")
     found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], (), baseline=tmp_path / "reference", root=REAL_ROOT)
     assert found["map"][0].startswith("the map build could not be checked (nm -C failed: "), found
+    # A program whose objects are not where its build put them: what it calls is unknown.
+    compile_program(student, REFERENCE_MAIN)
+    shutil.rmtree(student.parent / "CMakeFiles")
+    found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], (), baseline=tmp_path / "reference", root=REAL_ROOT)
+    assert found["map"][0].startswith("the map build could not be checked (the objects of demo_test_map are not in"), found

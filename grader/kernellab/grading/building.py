@@ -94,18 +94,23 @@ def build(
 
     def build_part(part: tuple[Path, Path, list[str], dict[str, str]]) -> Built:
         folder, directory, names, renamed = part
-        built = _build_folder(assignment, folder, directory, names, cmake_args, sandbox, readable, len(parts),
-                              alone=bool(renamed))
+        return _build_folder(assignment, folder, directory, names, cmake_args, sandbox, readable, len(parts),
+                             alone=bool(renamed))
+
+    with ThreadPoolExecutor(len(parts) or 1) as pool:
+        results = list(pool.map(build_part, parts))
+    built: Built = {}
+    for (_, directory, _, renamed), part_built in zip(parts, results):
+        if not renamed:
+            built |= part_built
         for target, name in renamed.items():
-            if built[name] is None:
+            built[target] = part_built[name]
+            if part_built[name] is None:  # one thread copies and records: the record is one file
                 copy = executable(build_dir, assignment.id, target)
                 copy.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(executable(directory, assignment.id, name), copy)
                 record_compiled_in(build_dir, target, directory, target_name(assignment.id, name))
-        return {target: built[name] for target, name in renamed.items()} if renamed else built
-
-    with ThreadPoolExecutor(len(parts) or 1) as pool:
-        return {target: errors for part in pool.map(build_part, parts) for target, errors in part.items()}
+    return built
 
 
 def _view_targets(views: Mapping[str, Path]) -> set[str]:
