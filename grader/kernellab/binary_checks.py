@@ -205,9 +205,10 @@ def _called(build_dir: Path, assignment_id: str, target: str) -> set[str]:
 
 def headers_of(build_dir: Path, assignment_id: str, target: str) -> set[str] | None:
     """Every header the compilers of `build_dir`'s program `target` read (Ninja's dependency log
-    of the folder it was compiled in); None without such a log."""
+    of the folder it was compiled in); None without such a log, or where the log has no entry
+    for it (its compile failed): what it read is then unknown."""
     directory, cmake_target = compiled_in(build_dir, assignment_id, target)
-    return _dependency_log(directory).get(cmake_target, set()) if (directory / "build.ninja").exists() else None
+    return _dependency_log(directory).get(cmake_target) if (directory / "build.ninja").exists() else None
 
 
 def _dependency_log(build_dir: Path) -> dict[str, set[str]]:

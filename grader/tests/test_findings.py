@@ -36,6 +36,23 @@ def test_without_a_ninja_log_every_target_counts(tmp_path: Path):
     assert solution_files_by_target(tmp_path, "demo", ["map"], {"map.cuh"}) == {"map": None}
 
 
+def test_a_target_whose_compile_failed_counts_every_file(tmp_path: Path):
+    # Seen in CI: a thrust include that the CPU backend cannot find failed the build, and the
+    # finding "reaches thrust" was then counted for no task, as if its file were included by none.
+    write_files(tmp_path / "project", {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n"
+                          "add_executable(demo_test_map map.cpp)\nadd_executable(demo_test_sum sum.cpp)\n",
+        "map.cpp": '#include "map.cuh"\n#include <no/such/header.h>\nint main() { return 0; }\n',
+        "sum.cpp": '#include "sum.cuh"\nint main() { return 0; }\n',
+        "map.cuh": "inline int mapped() { return 0; }\n",
+        "sum.cuh": "inline int summed() { return 0; }\n",
+    })
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", tmp_path / "project", "-B", build, "-G", "Ninja"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", build, "--", "-k", "0"], capture_output=True)
+    assert solution_files_by_target(build, "demo", ["map", "sum"], {"map.cuh", "sum.cuh"}) == {"map": None, "sum": {"sum.cuh"}}
+
+
 def compile_program(path: Path, source: str) -> None:
     """`path` (<build>/assignments/<id>/<target>) built from `source`, its object where CMake puts it."""
     objects = path.parent / "CMakeFiles" / f"{path.name}.dir"
