@@ -5,6 +5,7 @@ promise is reported as not applicable, by the probes and by the tests. Two test 
 year and few sizes (KERNELLAB_SIZES, KERNELLAB_BLOCK_SIZES) keep it to minutes."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,14 @@ def test_the_pbb_tests_build_and_pass_against_the_course_api_of(year, tmp_path):
 
     for name in executables:
         ran = run_test(build, "pbb", name)
+        if name == "scan_block":
+            # The course fixes its race with a fourth barrier, which pbb's task forbids ("fix it
+            # without adding a __syncthreads()"; pmph-w2, the course's own, allows it): the barrier
+            # count (of Add<int> and of Mssp) is all that fails.
+            failures = ran.stdout.split("FAILED:")[1:]
+            assert failures and all("scanIncBlock: barriers 4, required at most 3" in failure for failure in failures)
+            assert re.search(r"test cases:\s+\d+ \|\s+\d+ passed \|\s+2 failed", ran.stdout), ran.stdout[-4000:]
+            continue
         assert ran.returncode == 0, f"pbb_test_{name} of the {year} shape:\n{ran.stdout[-4000:]}{ran.stderr[-2000:]}"
         says_not_applicable = applicability.PREFIX in ran.stdout
         runs_unmet_cases = {"sgm_scan": True, "scan_multi": "host_block_1024" in expected_unmet}.get(name, False)
