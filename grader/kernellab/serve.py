@@ -2,11 +2,14 @@
 platforms without GPUs (`kernellab grade --remote URL`, remote.py).
 
 One POST /grade?assignment=ID&student=NAME[&deadline=SECONDS] per submission (the files as a
-.tar.gz, `Authorization: Bearer TOKEN`); the answer is the grade as grade.json writes it. Grades run one at a time, each a grading run of its
-own (a fresh secret seed, the reference built once and kept in the work folder), queued in
-arrival order; beyond `queue` waiting submissions the service answers 503 so that a platform
-script falls back at once instead of waiting past its deadline. A grade holds the machine's GPU
-lock as any grade does, so a `kernellab batch` on the same host shares the GPU correctly.
+.tar.gz, `Authorization: Bearer TOKEN`); the answer is the grade as grade.json writes it. Up to
+`parallel` grades run at once, each a grading run of its own (a fresh secret seed, the reference
+built once and kept in the work folder), so that one slow submission does not hold up the rest;
+the others wait in arrival order, and beyond `queue` waiting submissions the service answers 503
+so that a platform script falls back at once instead of waiting past its deadline. The time a
+submission waited counts against its own deadline, and no grade runs longer than the service's
+limit per grade. Every grade holds the machine's GPU lock as any grade does (the tests share the
+GPU, speed runs have it alone), so they and a `kernellab batch` on the same host share it correctly.
 
 The service listens on the loopback interface unless told otherwise; on another interface give
 it a certificate (--tls-cert, --tls-key), or put it behind a reverse proxy with TLS: the token
@@ -21,6 +24,7 @@ import shutil
 import ssl
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +32,7 @@ from urllib.parse import parse_qs, urlparse
 
 from kernellab import stopping
 from kernellab.grading.model import Grade
+from kernellab.verdict import Status
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
 from kernellab.manifest import Assignment
@@ -38,17 +43,20 @@ STUDENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 class GradingService:
-    """Grades one submission at a time; `make_run(assignment, deadline_s)` makes each its grading
-    run (deadline_s: what the platform's script has left, or None)."""
+    """Grades `parallel` submissions at a time; `make_run(assignment, deadline_s)` makes each its
+    grading run (deadline_s: what the platform's script has left once the grade starts, at most
+    `grade_limit_s`)."""
 
     def __init__(
-        self, assignments: dict[str, Assignment], make_run: Callable[[Assignment, float | None], GradingRun], token: str, queue: int
+        self, assignments: dict[str, Assignment], make_run: Callable[[Assignment, float | None], GradingRun], token: str, queue: int,
+        parallel: int = 1, grade_limit_s: float | None = None,
     ):
         self.assignments = assignments
         self._make_run = make_run
         self._token = token.encode()
-        self._grading = threading.Lock()
-        self._admitted = threading.BoundedSemaphore(queue + 1)  # the queue, and the one being graded
+        self._grading = threading.BoundedSemaphore(parallel)
+        self._admitted = threading.BoundedSemaphore(queue + parallel)  # the queue, and those being graded
+        self._grade_limit_s = grade_limit_s
 
     def authorized(self, header: str | None) -> bool:
         scheme, _, token = (header or "").partition(" ")
@@ -58,11 +66,18 @@ class GradingService:
         """The grade of the submitted files, or None when the queue is full."""
         if not self._admitted.acquire(blocking=False):
             return None
+        arrived = time.monotonic()
         try:
             with self._grading, tempfile.TemporaryDirectory(prefix="kernellab-serve-") as folder:
                 submission = Path(folder) / "submission.tar.gz"
                 submission.write_bytes(archive)
-                run = self._make_run(assignment, deadline_s)
+                left = None if deadline_s is None else deadline_s - (time.monotonic() - arrived)
+                if left is not None and left <= 0:
+                    return Grade(student=student, assignment=assignment.id, backend="", status=Status.NOT_GRADED,
+                                 message=f"not graded: its deadline of {deadline_s:g} s passed while it waited for a "
+                                         "free grading slot on the GPU host")
+                limits = [limit for limit in (left, self._grade_limit_s) if limit is not None]
+                run = self._make_run(assignment, min(limits) if limits else None)
                 job = run.work / "jobs" / f"remote-{uuid.uuid4().hex[:12]}"
                 try:
                     grade = grade_submission(run, submission, student, job)

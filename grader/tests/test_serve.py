@@ -9,6 +9,7 @@ import shutil
 import socket
 import tarfile
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -98,7 +99,7 @@ def test_a_submission_the_host_s_intake_refuses_comes_back_as_a_rejected_grade(p
     grade = Grade.from_json(json.dumps(answer))
     assert (grade.student, grade.status, grade.score) == ("alice", "rejected", 0)
     assert "pbbKernels.cu.h" in grade.message
-    assert runs == [500.0]
+    assert len(runs) == 1 and runs[0] == pytest.approx(500.0, abs=5), "what is left of the request's deadline"
 
 
 def test_beyond_the_queue_the_service_answers_503_at_once(tmp_path):
@@ -215,6 +216,42 @@ def test_a_host_that_cannot_grade_gives_no_grade_so_the_platform_grades_itself(t
     try:
         with pytest.raises(RemoteUnavailable, match=rf"{url} could not grade it: the reference does not build"):
             grade_remotely(url, TOKEN, root / "reference/starter", starter, "alice", 300, None)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_slow_submission_holds_up_no_other_and_a_wait_counts_against_the_deadline(tmp_path):
+    # Issue 25: serve graded one submission at a time, so one slow submission held up every other
+    # student sent to the host, and a request's deadline did not count the time it waited.
+    release, started = threading.Event(), threading.Semaphore(0)
+    deadlines = []
+
+    def slow_run(assignment, deadline_s):
+        deadlines.append(deadline_s)
+        started.release()
+        release.wait(30)
+        return GradingRun(assignment, "cpu", tmp_path / "work" / assignment.id, None)
+
+    server = serving(GradingService({"pbb": PBB}, slow_run, TOKEN, queue=1, parallel=2, grade_limit_s=600))
+    try:
+        answers = []
+        requests = [threading.Thread(target=lambda: answers.append(post(server, "/grade?assignment=pbb", tar_gz({"x": "y"}))))
+                    for _ in range(2)]
+        for request in requests:
+            request.start()
+        assert started.acquire(timeout=30) and started.acquire(timeout=30), "both graded at once"
+        # A third waits for a slot; its deadline passes while it waits.
+        waiting = threading.Thread(target=lambda: answers.append(post(server, "/grade?assignment=pbb&deadline=0.5",
+                                                                      tar_gz({"x": "y"}))))
+        waiting.start()
+        time.sleep(1.5)
+        release.set()
+        for request in (*requests, waiting):
+            request.join(60)
+        assert sorted(deadlines)[:2] == [600, 600], "no request deadline: the service's limit per grade"
+        late = [answer for status, answer in answers if answer.get("status") == "not graded"]
+        assert len(late) == 1 and "deadline of 0.5 s passed while it waited" in late[0]["message"], answers
     finally:
         server.shutdown()
         server.server_close()

@@ -5,11 +5,15 @@ import argparse
 from pathlib import Path
 
 from kernellab import stopping
+from kernellab.cpus import available_cpus
 from kernellab.errors import InputError
 from kernellab.manifest import list_assignments, load_assignment
 from kernellab.options import add_grading_options
 
 DEFAULT_ADDRESS = "127.0.0.1:8750"
+# A GPU grade of pbb takes 2 to 4 minutes in a busy batch (docs/performance.md): a grade past this
+# is a submission holding a grading slot, which the others wait for.
+DEFAULT_GRADE_LIMIT_S = 900.0
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -17,7 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "serve",
         help="grade submissions sent over HTTP by `kernellab grade --remote` (a course GPU host)",
         description="Serve POST /grade on ADDRESS: each request (a token, an assignment id and the\n"
-        "submission's files) is graded here, one at a time, in the sandbox, on the GPU, and\n"
+        "submission's files) is graded here, several at once (--parallel), in the sandbox, on the GPU, and\n"
         "answered with its grade.json. Give the token to the platform's run script\n"
         "(`kernellab export ... --remote URL --token-file FILE`).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -28,6 +32,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="the token requests must bear (first line of FILE; keep it readable by you alone)")
     parser.add_argument("--queue", type=int, default=16, metavar="N",
                         help="submissions waiting at most; more are answered 503, so the platform falls back at once (default: 16)")
+    parser.add_argument("--parallel", type=int, default=max(1, available_cpus() // 4), metavar="N",
+                        help="submissions graded at once, so that a slow one holds up no other (default: a quarter "
+                             f"of the CPUs, here {max(1, available_cpus() // 4)})")
+    parser.add_argument("--grade-limit", type=float, default=DEFAULT_GRADE_LIMIT_S, metavar="SECONDS",
+                        help="the longest one grade may take, whatever deadline its request gives (default: "
+                             f"{DEFAULT_GRADE_LIMIT_S:g})")
     parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this certificate chain (PEM)")
     parser.add_argument("--tls-key", type=Path, metavar="FILE", help="the certificate's private key (PEM)")
     add_grading_options(parser)
@@ -55,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
                         sandbox_kind=args.sandbox, deadline_s=deadline_s)
 
     make_run(next(iter(assignments.values())), None)  # fails now, not at the first request, where the sandbox cannot work
-    service = GradingService(assignments, make_run, read_token(args.token_file), args.queue)
+    if args.parallel < 1 or args.grade_limit <= 0:
+        raise InputError("--parallel and --grade-limit must be positive")
+    service = GradingService(assignments, make_run, read_token(args.token_file), args.queue, args.parallel, args.grade_limit)
     server = make_server(address, service, (args.tls_cert, args.tls_key) if args.tls_cert else None)
     scheme = "https" if args.tls_cert else "http"
     host, port = server.server_address[:2]
