@@ -38,16 +38,16 @@ class Pass:
     directory: str
 
 
-def compiled_units(build_dir: Path, targets: list[str]) -> list[tuple[str, str, str]]:
-    """(directory, command, source) of each compile command of the CMake `targets` (and their
-    objects' helper targets, such as the CPU backend's nvcc check), from Ninja's database."""
+def compiled_units(build_dir: Path, targets: list[str]) -> dict[str, list[tuple[str, str, str]]]:
+    """Per CMake target of `targets`, (directory, command, source) of each of its compile commands
+    (its helper targets', such as the CPU backend's nvcc check, included), from Ninja's database."""
     listing = subprocess.run(["ninja", "-C", str(build_dir), "-t", "compdb"], capture_output=True, text=True, check=True)
-    units = []
+    units: dict[str, list[tuple[str, str, str]]] = {target: [] for target in targets}
     for entry in json.loads(listing.stdout):
-        output = entry.get("output", "")
-        if any(f"/{target}.dir/" in f"/{output}" or f"/{target}_nvcc_check.dir/" in f"/{output}" for target in targets) \
-                and output.endswith(".o"):
-            units.append((entry["directory"], entry["command"], entry["file"]))
+        output = f"/{entry.get('output', '')}"
+        for target in targets:
+            if output.endswith(".o") and (f"/{target}.dir/" in output or f"/{target}_nvcc_check.dir/" in output):
+                units[target].append((entry["directory"], entry["command"], entry["file"]))
     return units
 
 
@@ -89,7 +89,10 @@ def tampering(build_dir: Path, targets: list[str], student_dirs: tuple[Path, ...
     output and, when it failed, why."""
     if shutil.which("ninja") is None:
         return "the build", "could not be checked: ninja is not installed"
-    for directory, command, source in compiled_units(build_dir, targets):
+    units = compiled_units(build_dir, targets)
+    if unlisted := [target for target, compiled in units.items() if not compiled]:
+        return unlisted[0], "could not be checked: Ninja lists no compile command of it"
+    for directory, command, source in (unit for compiled in units.values() for unit in compiled):
         try:
             passes = preprocessing_passes(directory, command, source)
         except (subprocess.CalledProcessError, OSError, ValueError) as error:

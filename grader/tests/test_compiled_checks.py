@@ -81,3 +81,10 @@ def test_a_pass_that_cannot_finish_refuses_the_submission(forged_build, monkeypa
         building._check_what_was_compiled(pbb, solution, build_dir, ["copy"], None, build)
     assert "could not be checked: its C++ preprocessing stopped" in raised.value.message, raised.value.message
     assert "never graded as one that passed" in raised.value.message
+
+
+@pytest.mark.slow
+def test_a_program_with_no_compile_command_listed_cannot_pass_unchecked(forged_build):
+    _, solution, build_dir, _ = forged_build
+    found = compiled_checks.tampering(build_dir, ["pbb_test_nothing"], (solution,), frozenset(), lambda _: ("", ""))
+    assert found == ("pbb_test_nothing", "could not be checked: Ninja lists no compile command of it")
