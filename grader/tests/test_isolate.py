@@ -441,10 +441,12 @@ def test_the_course_handouts_splice(tmp_path, year):
     assert b"ptr[warpid] = OP::remVolatile(ptr[idx])" in found["scanIncBlock"][0], "the course's racy version"
     assert found["scanIncWarp"] == reference["scanIncWarp"]
     assert found["redAssocKernel"] == course["redAssocKernel"], "given code stays the course's"
-    # The reference's scanInc needs what the course lacks; 2024 renamed closestMul32 to nextMul32.
-    helpers = set(isolations["scan_block"].helpers)
-    assert {"redCommuRangeKernel", "withChunk", "chunkedShmemBytes", "sgmShmemBytes"} <= helpers
-    assert ("closestMul32" in helpers) == (year != "2020")
+    # scan-block's reference calls no host wrapper: scanInc there is the skeleton's, which needs none
+    # of what the course lacks (the reference's scanInc needed withChunk and more, and 2024 renamed
+    # closestMul32 to nextMul32), and no reference helper comes along.
+    skeleton = isolate.function_definitions(pbb.skeleton_dir, "hostSkel.cu.h")
+    assert found["scanInc"] == skeleton["scanInc"]
+    assert isolations["scan_block"].helpers == ()
     assert all(not isolation.own_missing and not isolation.added for isolation in isolations.values())
 
 
