@@ -16,18 +16,26 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_a_file_counts_for_the_targets_whose_objects_include_it(tmp_path: Path):
-    write_files(tmp_path / "project", {
+def build_map_and_sum(root: Path, map_source: str) -> Path:
+    """Two test programs, map (from `map_source`, which includes map.cuh) and sum (sum.cuh),
+    configured and built with Ninja, each as far as it compiles; the build folder."""
+    write_files(root / "project", {
         "CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n"
                           "add_executable(demo_test_map map.cpp)\nadd_executable(demo_test_sum sum.cpp)\n",
-        "map.cpp": '#include "map.cuh"\nint main() { return mapped(); }\n',
+        "map.cpp": map_source,
         "sum.cpp": '#include "sum.cuh"\nint main() { return summed(); }\n',
         "map.cuh": "inline int mapped() { return 0; }\n",
         "sum.cuh": "inline int summed() { return 0; }\n",
     })
-    build = tmp_path / "build"
-    subprocess.run(["cmake", "-S", tmp_path / "project", "-B", build, "-G", "Ninja"], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", build], check=True, capture_output=True)
+    build = root / "build"
+    subprocess.run(["cmake", "-S", root / "project", "-B", build, "-G", "Ninja"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", build, "--", "-k", "0"], capture_output=True)
+    return build
+
+
+def test_a_file_counts_for_the_targets_whose_objects_include_it(tmp_path: Path):
+    build = build_map_and_sum(tmp_path, '#include "map.cuh"\nint main() { return mapped(); }\n')
+    assert (build / "demo_test_map").is_file() and (build / "demo_test_sum").is_file()
     assert solution_files_by_target(build, "demo", ["map", "sum"], {"map.cuh", "sum.cuh"}) == {"map": {"map.cuh"}, "sum": {"sum.cuh"}}
     assert solution_files_by_target(build, "demo", ["map", "sum"], {"map.cuh"}) == {"map": {"map.cuh"}, "sum": set()}
 
@@ -39,17 +47,7 @@ def test_without_a_ninja_log_every_target_counts(tmp_path: Path):
 def test_a_target_whose_compile_failed_counts_every_file(tmp_path: Path):
     # Seen in CI: a thrust include that the CPU backend cannot find failed the build, and the
     # finding "reaches thrust" was then counted for no task, as if its file were included by none.
-    write_files(tmp_path / "project", {
-        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n"
-                          "add_executable(demo_test_map map.cpp)\nadd_executable(demo_test_sum sum.cpp)\n",
-        "map.cpp": '#include "map.cuh"\n#include <no/such/header.h>\nint main() { return 0; }\n',
-        "sum.cpp": '#include "sum.cuh"\nint main() { return 0; }\n',
-        "map.cuh": "inline int mapped() { return 0; }\n",
-        "sum.cuh": "inline int summed() { return 0; }\n",
-    })
-    build = tmp_path / "build"
-    subprocess.run(["cmake", "-S", tmp_path / "project", "-B", build, "-G", "Ninja"], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", build, "--", "-k", "0"], capture_output=True)
+    build = build_map_and_sum(tmp_path, '#include "map.cuh"\n#include <no/such/header.h>\nint main() { return 0; }\n')
     assert solution_files_by_target(build, "demo", ["map", "sum"], {"map.cuh", "sum.cuh"}) == {"map": None, "sum": {"sum.cuh"}}
 
 
