@@ -14,6 +14,7 @@ from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import add_sanitizer_reports, deciding, run_sanitizers
 from kernellab.grading.scoring import score_task
+from kernellab.grading.start import open_run
 from kernellab.manifest import load_manifest
 from kernellab.runner import RunOutcome
 from kernellab.sanitizer import parse_report, sanitize
@@ -172,3 +173,20 @@ def test_racecheck_is_the_gpu_half_of_a_failing_race_check(tmp_path, tests, repo
     assert graded.points == left and line in graded.sanitizer, graded.sanitizer
     runs = [(name, tool) for name in ("copy", "scan_block", "scan_multi") for tool in sanitizer.TOOLS]
     assert deciding(grading, runs) == [("scan_block", "racecheck"), ("scan_multi", "racecheck")]
+
+
+@pytest.mark.parametrize("backend, tool, refused", [
+    ("cuda", None, True),  # racecheck decides scan-block's points on a GPU: without it, no grade starts
+    ("cuda", "/usr/local/cuda/bin/compute-sanitizer", False),
+    ("cpu", None, False),  # the CPU backend runs no sanitizer: its race check is the thread orders
+])
+def test_a_gpu_grading_run_without_compute_sanitizer_is_refused_when_racecheck_decides_points(
+        tmp_path, monkeypatch, backend, tool, refused):
+    monkeypatch.setattr(sanitizer, "find_tool", lambda: tool)
+    def start():
+        return open_run(REAL_ROOT, "pbb", backend, 1, tmp_path / "work", True, [])
+    if refused:
+        with pytest.raises(InputError, match=r"compute-sanitizer was not found .* scan-block"):
+            start()
+    else:
+        assert start().backend == backend

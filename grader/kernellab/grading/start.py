@@ -3,12 +3,14 @@ submission into its reports."""
 
 from pathlib import Path
 
-from kernellab import console, environment, reports
+from kernellab import console, environment, reports, sanitizer
+from kernellab.backend import Backend
 from kernellab.errors import InputError, display_path
 from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun
 from kernellab.intake import ARCHIVE_SUFFIXES
+from kernellab.manifest import Assignment
 from kernellab.sandbox.choice import choose_sandbox
 from kernellab.deadline import Deadline
 from kernellab.remote import RemoteHost, noted
@@ -36,6 +38,7 @@ def open_run(
         raise InputError(f"--deadline {deadline_s:g}: expected a positive number of seconds")
     assignment = choose_assignment(root, assignment_id, submission if submission and submission.is_dir() else None)
     backend = environment.choose_backend(requested_backend, root)
+    _require_deciding_sanitizer(assignment, backend)
     work = (work or root / "build" / "grader").resolve()
     sandbox = None
     if unsandboxed:
@@ -46,6 +49,16 @@ def open_run(
         except SandboxUnavailable as why:
             raise InputError(f"refusing to grade untrusted code without a sandbox: {why} (or pass --unsandboxed)") from None
     return GradingRun(assignment, backend, work / assignment.id, sandbox, seed, tuple(cmake_args), Deadline(deadline_s))
+
+
+def _require_deciding_sanitizer(assignment: Assignment, backend: Backend) -> None:
+    """On a GPU, racecheck is the race check's GPU half, which decides points (grading/sanitizers.py):
+    without compute-sanitizer the check could not run, and a check that cannot run must not pass."""
+    racing = [task.id for task in assignment.tested_tasks if task.race_check == "fail"]
+    if backend.runs_sanitizers and racing and sanitizer.find_tool() is None:
+        raise InputError(f"{assignment.id}: compute-sanitizer was not found (on PATH or beside nvcc), and its racecheck "
+                         f"decides the points of {', '.join(racing)} on a GPU: install the CUDA toolkit's "
+                         f"compute-sanitizer, or grade with --backend cpu (correctness only)")
 
 
 def student_name(submission: Path) -> str:
