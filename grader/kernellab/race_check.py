@@ -46,7 +46,8 @@ BLOCK_SIZES = "32,1024"
 # Where the reference build keeps what a submission's build links instead of compiling.
 PREBUILT_RUNTIME = Path("grader/cpu/libkernellab_cpu_runtime.a")
 # The check's verdict where the reference does not build or record on the grading machine's CPU
-# backend (a GPU host without Boost.Context, say): the machine's shortcoming, never the student's.
+# backend (a GPU host without Boost.Context, say): the machine's shortcoming, never the student's
+# (race_stage: a note on a "warn" task, "not graded" where it decides points).
 UNAVAILABLE = "not run: the reference does not build or run on this machine's CPU backend"
 # What the CPU backend's runtime says of a race it found, within a warp or not (grader/cpu/src/runtime.cpp).
 _RACE = re.compile(r"race in kernel ")

@@ -5,9 +5,11 @@ warning, and a warp-synchronous race that the task's policy warns of never a fin
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
-from kernellab.grading.model import GroupResult
+from kernellab.grading.model import GradingError, GroupResult
 from kernellab import race_check
 from kernellab.grading.race_stage import add_race_warnings, checked_tests, race_findings, race_run, run_race_check
 from kernellab.grading.run import GradingRun
@@ -80,26 +82,27 @@ def test_the_cpu_backend_runs_no_race_check_stage(tmp_path: Path):
     assert not (tmp_path / "job").exists()
 
 
-def test_a_grading_machine_where_the_cpu_backend_does_not_build_costs_nobody_anything(tmp_path, monkeypatch):
+def test_a_grading_machine_where_the_cpu_backend_does_not_build_grades_nobody_on_a_check_that_decides_points(
+        tmp_path, monkeypatch):
     # Seen on an H100 host with Boost but not its Context library: CMake could not configure the
-    # check's reference build, and with it every GPU grade was "not graded". Here CMake is told
-    # that Boost is not there, a real configure failure of the same find_package. The check is
-    # the machine's to give; a student loses nothing and is told; the build is tried once.
+    # check's reference build. Here CMake is told that Boost is not there, a real configure failure
+    # of the same find_package. The check is the machine's to give: a student loses nothing, and
+    # nobody passes a race that no check ran; the build is tried once.
     monkeypatch.setattr(race_check, "CPU_ARGS", (*race_check.CPU_ARGS, "-DCMAKE_DISABLE_FIND_PACKAGE_Boost=TRUE"))
     assignment = load_assignment(REAL_ROOT, "pbb")
     grading = GradingRun(assignment, Backend.CUDA, tmp_path / "work", None)
     built = {tests: None for tests in checked_tests(assignment)}
-    checks = run_race_check(grading, assignment.reference_dir, tmp_path / "job", built)
-    assert set(checks) == set(built)
-    assert all(check.verdict == race_check.UNAVAILABLE for check in checks.values())
-    grades = grade_with(assignment, checks)
-    assert grades["scan-block"].points == grades["scan-block"].max_points
-    feedback = grades["scan-block"].feedback
-    assert feedback.startswith("note: the CPU backend's race check did not run (no points lost): ")
-    assert "configuring pbb with CMake failed" in feedback
-    assert "Boost" in feedback and "\n" not in feedback
-    run_race_check(grading, assignment.reference_dir, tmp_path / "job2", built)
+    with pytest.raises(GradingError, match=r"race check, which decides its points, could not run .*"
+                                           r"configuring pbb with CMake failed"):
+        run_race_check(grading, assignment.reference_dir, tmp_path / "job", built)
+    with pytest.raises(GradingError):
+        run_race_check(grading, assignment.reference_dir, tmp_path / "job2", built)
     assert not (tmp_path / "job2").exists()
+    # A "warn" task is told, and loses nothing.
+    unavailable = RaceCheck("scan_warp", race_check.UNAVAILABLE, "Boost was not found", (33,))
+    warn = replace(assignment, tasks=tuple(replace(task, race_check="warn") for task in assignment.tasks))
+    feedback = grade_with(warn, {"scan_warp": unavailable})["scan-warp"].feedback
+    assert feedback == "note: the CPU backend's race check did not run (no points lost): Boost was not found"
 
 
 def test_the_check_reports_the_race_not_a_failed_launch_before_it():

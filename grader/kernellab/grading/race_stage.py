@@ -1,7 +1,8 @@
 """The race-check stage of a GPU grade: the CPU backend's thread orders (race_check.py) on small
 cases of the tasks whose manifest asks for it (`race_check`), beside the GPU's runs (it uses CPU
 cores, not the GPU); a race found there is a finding on the task, and the manifest says what it
-costs: "fail" all its points, "warn" a warning only.
+costs: "fail" all its points, "warn" a warning only. Where the check cannot run on the grading
+machine, a "warn" task is told so and a "fail" task's grade is "not graded".
 
 A task's warp_synchronous policy holds here as on the CPU backend: the check's build compiles
 it into the test executables from the manifest (grader/harness/CMakeLists.txt), so a
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from kernellab.applicability import Condition
 from kernellab.grading.building import Built
-from kernellab.grading.model import TaskGrade
+from kernellab.grading.model import GradingError, TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
@@ -54,7 +55,19 @@ def run_race_check(grading: GradingRun, solution: Path, job: Path, built: Built,
     tests = [name for name in checked_tests(grading.assignment) if built.get(name, "") is None]
     if not tests:
         return {}
-    return check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
+    checks = check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
+    _require_deciding_checks(grading.assignment, checks)
+    return checks
+
+
+def _require_deciding_checks(assignment: Assignment, checks: dict[str, RaceCheck]) -> None:
+    """A check that decides points ("fail") and could not run here leaves the grade "not graded":
+    the machine's shortcoming costs the student nothing, and passes nobody a race."""
+    for task in assignment.tested_tasks:
+        check = checks.get(task.tests) if task.race_check == "fail" else None
+        if check is not None and check.verdict == UNAVAILABLE:
+            raise GradingError(f"{task.id}'s race check, which decides its points, could not run on this machine's "
+                               f"CPU backend: {check.finding}")
 
 
 def race_line(check: RaceCheck) -> str:
