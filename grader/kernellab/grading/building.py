@@ -182,11 +182,15 @@ def _check_what_was_compiled(assignment: Assignment, solution: Path, build_dir: 
         raise compiled_checks.HarnessTampering(*found)
 
 
-def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, sandbox: Sandbox | None,
-                         readable: tuple[Path, ...] = ()) -> tuple[Condition, ...]:
-    """What the submission's code does not promise (applicability.py): the probes that the
-    configured `build_dir` defines, built from the whole submission in the sandbox; a probe that
-    fails to compile marks its cases not applicable. None for an assignment without probes."""
+def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, cmake_args: tuple[str, ...],
+                     sandbox: Sandbox | None, readable: tuple[Path, ...] = ()) -> tuple[Condition, ...]:
+    """What the submission's code does not promise (applicability.py): the probes that
+    `build_dir` defines, configured for the whole submission (a grade whose every task builds in
+    its own folder has not configured it yet), built from it in the sandbox; a probe that fails
+    to compile marks its cases not applicable. None for an assignment without probes."""
+    if not (build_dir / "CMakeCache.txt").is_file():
+        cmake.configure(assignment.root, build_dir, assignment.id, solution, build_dir / "logs" / "configure.log",
+                        cmake_args)
     targets = applicability.probe_targets(build_dir, assignment.id)
     if not targets:
         return ()

@@ -111,8 +111,8 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
             if whole_build_note:
                 progress.note(fell_back, whole_build_note)
             isolations = standing
-            not_applicable = unmet_conditions(assignment, solution, build_dir, grading.sandbox,
-                                              readable=reference.prebuilt_mains(grading))
+            not_applicable = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading),
+                                              grading.sandbox, readable=reference.prebuilt_mains(grading))
         tests_built = {tests: errors for tests, errors in built.items() if not is_speed_target(tests)}
         # The race check uses CPU cores beside the tests (race_stage.py).
         with ThreadPoolExecutor(1) as race_thread:
@@ -194,12 +194,17 @@ def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolati
     """The build stage: the test executables, each against its task's isolated folder where it
     has one, and, when speed is timed, the speed program (the whole submission) and one per
     isolated task with speed cases; linked with the reference build's harness mains once it has them."""
-    prebuilt = reference.prebuilt_mains(grading)
-    cmake_args = (*grading.cmake_args, *student_role_args(grading.backend))
-    if prebuilt:
-        cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}",)
     if targets is None:
         targets = test_targets(grading.assignment, grading.times_speed) + isolation.speed_targets(
             grading.assignment, isolations, grading.times_speed)
-    return build(grading.assignment, solution, build_dir, targets, cmake_args, grading.sandbox,
-                 readable=prebuilt, views=isolation.views(isolations))
+    return build(grading.assignment, solution, build_dir, targets, student_cmake_args(grading), grading.sandbox,
+                 readable=reference.prebuilt_mains(grading), views=isolation.views(isolations))
+
+
+def student_cmake_args(grading: GradingRun) -> tuple[str, ...]:
+    """What every build of the submission is configured with: the run's, the student role's, and
+    the reference build's harness mains to link once it has them."""
+    cmake_args = (*grading.cmake_args, *student_role_args(grading.backend))
+    if reference.prebuilt_mains(grading):
+        cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={grading.reference_build}",)
+    return cmake_args

@@ -15,6 +15,9 @@ import pytest
 
 from helpers import REAL_ROOT
 from kernellab import applicability
+from kernellab.backend import Backend
+from kernellab.grading.building import student_role_args, unmet_conditions
+from kernellab.manifest import load_assignment
 
 sys.path.insert(0, str(Path(__file__).parent / "course_api"))
 from years import write_fixture  # noqa: E402
@@ -108,3 +111,16 @@ def test_the_courses_lockstep_warp_scans_pass_with_the_warning_where_the_task_wa
     failed = run_test(build, "pmph-w2", "scan_warp", KERNELLAB_WARP_SYNCHRONOUS="fail")
     assert failed.returncode == 1 and "warp-synchronous race in kernel scanIncWarpKernel" in failed.stdout, (
         failed.stdout[-4000:])
+
+
+def test_a_grade_whose_every_task_builds_alone_still_reads_the_probes_of_the_whole_submission(tmp_path):
+    """Seen on the 2024 and 2025 handouts: with every task built in its own folder, the grade's
+    own build folder was never configured, no probe was found, and the given reduce and scan
+    failed their launches of 1024 threads (24 words each) instead of being not applicable."""
+    solution = tmp_path / "solution"
+    write_fixture(2024, solution)
+    assignment = load_assignment(REAL_ROOT, "pmph-w2")
+    unconfigured = tmp_path / "build"
+    arguments = (*Backend.CPU.cmake_args, *student_role_args(Backend.CPU))
+    unmet = unmet_conditions(assignment, solution, unconfigured, arguments, sandbox=None)
+    assert {condition.probe for condition in unmet} == {"lifted_mssp", "host_block_1024"}
