@@ -22,7 +22,7 @@ from kernellab import coverage, gradebook, reports, stopping, summary
 from kernellab.console import console
 from kernellab.errors import InputError, display_path
 from kernellab.gradebook import GradebookOptions
-from kernellab.grading import isolation
+from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.run import GradingRun

@@ -47,7 +47,7 @@ class Grading:
     # tails, partial warps and barriers are all exercised, in blocks of one warp and of 1024.
     sanitizer_sizes: tuple[int, ...] = (1025,)
     sanitizer_block_sizes: tuple[int, ...] = (32, 1024)
-    # The sizes of the race check (race_check.py: the CPU backend's thread orders on a GPU grade's
+    # The sizes of the race check (grading/race/check.py: the CPU backend's thread orders on a GPU grade's
     # code), with the tests' block sizes: by default one partial warp and just over a block of
     # 1024. A kernel whose blocks loop over tiles races between iterations only when they make
     # two: an assignment with such kernels adds sizes where every block does, on the CPU

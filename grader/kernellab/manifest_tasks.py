@@ -15,7 +15,7 @@ PROPERTY_NAME = re.compile(r"[a-z][a-z0-9-]*")
 FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WARP_SYNCHRONOUS_POLICIES = ("fail", "warn")
 # What a race that the CPU backend's race check finds in a GPU grade costs the task
-# (grading/race_stage.py): all its points, or a warning only.
+# (grading/race/stage.py): all its points, or a warning only.
 RACE_CHECK_POLICIES = ("fail", "warn")
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Task:
     # A GPU grade also runs the CPU backend's race check on the task's tests (RACE_CHECK_POLICIES):
     # None, not at all.
     race_check: str | None = None
-    # The functions of the student's code that this task owns (kernellab/isolate.py): the task's
+    # The functions of the student's code that this task owns (grading/isolation/splice.py): the task's
     # tests are built with every function another task owns taken from the reference.
     functions: tuple[str, ...] = ()
     # Properties the tests measure: a task whose requirement is not met earns no points.

@@ -11,8 +11,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kernellab import cmake, properties, speed
+from kernellab import cmake, properties
 from kernellab.errors import InputError, display_path
+from kernellab.grading.speed import timing
 from kernellab.junit import failed_test_cases, first_failure
 from kernellab.manifest import Assignment, Task
 from kernellab.solution import check_solution, choose_assignment
@@ -102,8 +103,8 @@ def print_speed_table(assignment: Assignment, results: list[TaskResult], build_d
         print(f"\nno speed table: {target} did not build (see {display_path(build_dir / 'logs' / 'speed.build.log')})")
         return
     try:
-        rows = speed.local_table(cases, program, build_dir / "speed")
-    except speed.SpeedError as error:
+        rows = timing.local_table(cases, program, build_dir / "speed")
+    except timing.SpeedError as error:
         print(f"\nno speed table: {error}")
         return
     cells = [("case", "size", "kernel", "time (us)", "GB/s")]

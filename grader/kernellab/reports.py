@@ -19,9 +19,8 @@ from pathlib import Path
 
 from kernellab import coverage
 from kernellab.backend import Backend
-from kernellab.grading.model import Grade, TaskGrade
+from kernellab.grading.model import Grade, SpeedResult, TaskGrade
 from kernellab.grading.scoring import NO_POINTS
-from kernellab.speed import SpeedResult
 from kernellab.speed_table import size_name, speed_chart, speed_table
 from kernellab.verdict import NOT_RUN, Status, Verdict
 

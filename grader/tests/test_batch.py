@@ -16,7 +16,7 @@ import pytest
 from helpers import REAL_ROOT, write_files
 from kernellab.batch import find_submissions, print_summary
 from kernellab.errors import InputError
-from kernellab.grading.isolation import WHOLE_SUBMISSION_NOTE
+from kernellab.grading.isolation.stage import WHOLE_SUBMISSION_NOTE
 from kernellab.grading.model import Grade
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 from kernellab.verdict import Status

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT
-from kernellab.grading import building, isolation
+from kernellab.grading import building
 from kernellab.grading.building import _configure_inputs
+from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.targets import view_dir
 from kernellab.manifest import load_assignment
 from kernellab.sandbox.bubblewrap import machine_sandbox

@@ -11,17 +11,16 @@ import sys
 import pytest
 
 from helpers import write_files
-from kernellab.verdict import Verdict
-from kernellab.scaffold import scaffold
-from kernellab.known_wrong import find_wrong_versions
 from kernellab.errors import InputError
 from kernellab.gradebook import GradebookOptions, loose_entries, read_roster, write_gradebooks
-from kernellab.grading.model import Grade, GroupResult, TaskGrade
+from kernellab.grading.model import Grade, GroupResult, SpeedResult, TaskGrade
 from kernellab.judge import TestCaseResult
+from kernellab.known_wrong import find_wrong_versions
 from kernellab.manifest import load_assignment
 from kernellab.patches import apply_patch, parse_patch
-from kernellab.speed import SpeedResult
+from kernellab.scaffold import scaffold
 from kernellab.summary import HISTOGRAM_BINS, Similarity, check_similarity, html_page, markdown, summarize
+from kernellab.verdict import Verdict
 
 
 @pytest.fixture

@@ -13,12 +13,13 @@ import pytest
 from helpers import REAL_ROOT, copy_build_system
 from kernellab import reports
 from kernellab.deadline import Deadline, StageCost
-from kernellab.grading import groups, sanitizers
+from kernellab.grading import groups
 from kernellab.grading.model import GroupResult, TaskGrade
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.progress import Progress
 from kernellab.grading.run import GradingRun
-from kernellab.grading.speed_stage import SECONDS_PER_CASE_SIZE, add_speed, plan_speed
+from kernellab.grading.sanitizers import stage as sanitizers
+from kernellab.grading.speed.stage import SECONDS_PER_CASE_SIZE, add_speed, plan_speed
 from kernellab.grading.start import open_run
 from kernellab.manifest import load_assignment
 from kernellab.scaffold import scaffold

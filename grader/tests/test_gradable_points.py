@@ -18,7 +18,7 @@ from kernellab.deadline import Deadline, cut_limits_warning
 from kernellab.grading.model import Grade, GroupResult
 from kernellab.grading.run import GradingRun
 from kernellab.grading.scoring import score_task
-from kernellab.grading.speed_stage import add_speed, plan_speed
+from kernellab.grading.speed.stage import add_speed, plan_speed
 from kernellab.manifest import load_assignment
 from kernellab.summary import Similarity, html_page, markdown, summarize
 from kernellab.verdict import Status, Verdict

@@ -1,4 +1,4 @@
-"""Per-task isolation (kernellab/isolate.py): each task's folder holds the student's own functions
+"""Per-task isolation (grading/isolation/splice.py): each task's folder holds the student's own functions
 of that task, the reference's functions of other tasks that the task's reference code calls, and
 the skeleton's of the rest."""
 
@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, write_files
-from kernellab import isolate
 from kernellab.deadline import Deadline
-from kernellab.grading import building, isolation
+from kernellab.grading import building
+from kernellab.grading.isolation import splice
+from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.model import TaskGrade
 from kernellab.grading.progress import Progress
 from kernellab.grading.targets import executable
@@ -211,9 +212,9 @@ def _fixture(root: Path, kernels: str = STUDENT_KERNELS, manifest: str = MANIFES
     return solution, root / "tasks"
 
 
-def _isolate(root: Path, solution: Path, out: Path) -> dict[str, isolate.Isolation]:
+def _isolate(root: Path, solution: Path, out: Path) -> dict[str, splice.Isolation]:
     assignment = load_assignment(root, "x")
-    return isolate.isolated_solutions(assignment, solution, assignment.reference_dir, out)
+    return splice.isolated_solutions(assignment, solution, assignment.reference_dir, out)
 
 
 def test_a_tasks_folder_holds_its_own_function_the_references_that_it_calls_and_the_skeletons_others(tmp_path):
@@ -224,10 +225,10 @@ def test_a_tasks_folder_holds_its_own_function_the_references_that_it_calls_and_
     block = isolations["block"]
     assert block.folder == out / "block"
     assert sorted(path.name for path in block.folder.iterdir()) == ["host.cu.h", "kernels.cuh"], "the student's names"
-    found = isolate.function_definitions(block.folder, "host.cu.h")
-    student = isolate.function_definitions(solution, "host.cu.h")
-    reference = isolate.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
-    skeleton = isolate.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")
+    found = splice.function_definitions(block.folder, "host.cu.h")
+    student = splice.function_definitions(solution, "host.cu.h")
+    reference = splice.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
+    skeleton = splice.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")
     assert found["scanIncBlock"] == student["scanIncBlock"], "the task's own function is the student's"
     assert found["scanIncWarp"] == reference["scanIncWarp"], "another task's function that it calls is the reference's"
     assert found["scanInc"] == skeleton["scanInc"], "one that it does not call is the skeleton's: no solution to call"
@@ -250,14 +251,14 @@ def test_a_task_of_given_code_is_built_with_every_tasks_function_from_the_refere
     given = '\n[[tasks]]\nid = "given"\ntitle = "Given code"\npoints = 0\ntests = "given"\nskeleton_fails = false\n'
     solution, out = _fixture(tmp_path, manifest=MANIFEST + given)
     isolation = _isolate(tmp_path, solution, out)["given"]
-    found = isolate.function_definitions(isolation.folder, "host.cu.h")
-    reference = isolate.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
-    student = isolate.function_definitions(solution, "host.cu.h")
+    found = splice.function_definitions(isolation.folder, "host.cu.h")
+    reference = splice.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
+    student = splice.function_definitions(solution, "host.cu.h")
     for name in ("scanIncWarp", "scanIncBlock", "scanInc"):
         assert found[name] == reference[name], name
     assert found["scanKernel"] == student["scanKernel"], "the given code is the student's"
     assert (isolation.own, isolation.from_reference) == ((), ("scanIncWarp", "scanIncBlock", "scanInc"))
-    assert isolate.feedback_lines(isolation)[0].startswith("Task given tests the code you were given: ")
+    assert splice.feedback_lines(isolation)[0].startswith("Task given tests the code you were given: ")
 
 
 def test_a_reference_type_that_a_spliced_function_needs_comes_with_its_semicolon(tmp_path):
@@ -297,9 +298,9 @@ def test_a_task_whose_isolated_build_failed_is_graded_on_the_whole_submission_an
 def test_the_warp_tasks_folder_keeps_the_students_lockstep_scan(tmp_path):
     solution, out = _fixture(tmp_path)
     warp = _isolate(tmp_path, solution, out)["warp"]
-    found = isolate.function_definitions(warp.folder, "host.cu.h")
-    student = isolate.function_definitions(solution, "host.cu.h")
-    skeleton = isolate.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")
+    found = splice.function_definitions(warp.folder, "host.cu.h")
+    student = splice.function_definitions(solution, "host.cu.h")
+    skeleton = splice.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")
     assert found["scanIncWarp"] == student["scanIncWarp"] and b"__syncwarp" not in found["scanIncWarp"][0]
     assert found["scanIncBlock"] == skeleton["scanIncBlock"], "the reference's calls the task's own function"
     assert warp.from_reference == () and warp.helpers == (), "no reference code in the warp task's folder"
@@ -328,14 +329,14 @@ def test_a_syntax_error_inside_one_function_does_not_stop_the_splice_of_the_othe
     )
     solution, out = _fixture(tmp_path, kernels=broken)
     isolations = _isolate(tmp_path, solution, out)
-    reference = isolate.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
-    block = isolate.function_definitions(isolations["block"].folder, "host.cu.h")
+    reference = splice.function_definitions(tmp_path / "reference" / "x", "host.cu.h")
+    block = splice.function_definitions(isolations["block"].folder, "host.cu.h")
     assert block["scanIncWarp"] == reference["scanIncWarp"], "the broken function is replaced"
     assert b"= = ;" not in (isolations["block"].folder / "kernels.cuh").read_bytes()
     warp_kernels = (isolations["warp"].folder / "kernels.cuh").read_text()
     assert "ptr[idx] = = ;\n    oops(<<<>>);" in warp_kernels, "the task's own broken code stays as it is"
-    warp = isolate.function_definitions(isolations["warp"].folder, "host.cu.h")
-    assert warp["scanIncBlock"] == isolate.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")["scanIncBlock"]
+    warp = splice.function_definitions(isolations["warp"].folder, "host.cu.h")
+    assert warp["scanIncBlock"] == splice.function_definitions(tmp_path / "skeleton" / "x", "host.cu.h")["scanIncBlock"]
 
 
 def test_a_renamed_function_is_reported_and_the_other_tasks_get_the_references(tmp_path):
@@ -350,21 +351,21 @@ def test_a_renamed_function_is_reported_and_the_other_tasks_get_the_references(t
     assert positions == sorted(positions)
     block = isolations["block"]
     assert block.own_missing == ("scanIncBlock",)
-    feedback = " ".join(isolate.feedback_lines(block))
+    feedback = " ".join(splice.feedback_lines(block))
     assert "your scanIncBlock not found" in feedback and "the ones it calls (scanIncWarp) are the reference's" in feedback
     assert "the others (scanInc) the skeleton's" in feedback
-    assert "Not found in your code (renamed or missing?): scanIncBlock" in " ".join(isolate.feedback_lines(warp))
+    assert "Not found in your code (renamed or missing?): scanIncBlock" in " ".join(splice.feedback_lines(warp))
 
 
 def test_a_task_owning_a_function_the_reference_lacks_is_an_error(tmp_path):
     solution, out = _fixture(tmp_path, manifest=MANIFEST.replace('["scanInc"]', '["scanIncGrid"]'))
-    with pytest.raises(isolate.IsolationError, match="scanIncGrid"):
+    with pytest.raises(splice.IsolationError, match="scanIncGrid"):
         _isolate(tmp_path, solution, out)
 
 
 def test_check_functions_finds_a_region_outside_the_listed_functions(tmp_path):
     _fixture(tmp_path, manifest=MANIFEST.replace('["scanIncBlock"]', '["scanKernel"]'))
-    problems = isolate.check_functions(load_assignment(tmp_path, "x"))
+    problems = splice.check_functions(load_assignment(tmp_path, "x"))
     assert len(problems) == 2, problems
     assert "the region of task 'block' lies in scanIncBlock" in problems[0]
     assert "task 'block' lists 'scanKernel', which holds none of its solution regions" in problems[1]
@@ -378,13 +379,13 @@ def test_check_functions_finds_a_region_outside_the_listed_functions(tmp_path):
 def test_the_manifests_functions_are_exactly_the_functions_holding_solution_regions(manifest):
     assignment = load_manifest(manifest, manifest.parents[2])
     assert all(task.functions for task in assignment.tested_tasks)
-    assert isolate.check_functions(assignment) == []
+    assert splice.check_functions(assignment) == []
 
 
 def test_a_task_alone_needs_no_folder_of_its_own(tmp_path):
     manifest = REAL_ROOT / "grader/kernellab/templates/starter/assignments/starter/assignment.toml"
     starter = load_manifest(manifest, manifest.parents[2])
-    assert isolate.isolated_solutions(starter, starter.reference_dir, starter.reference_dir, tmp_path) == {}
+    assert splice.isolated_solutions(starter, starter.reference_dir, starter.reference_dir, tmp_path) == {}
     assert not any(tmp_path.iterdir())
 
 
@@ -401,17 +402,17 @@ def test_the_manifest_refuses_bad_functions(tmp_path, problem, table):
 
 def test_the_skeletons_scan_block_folder_holds_its_racy_scan_block_and_the_references_warp_scan(tmp_path):
     pbb = load_assignment(REAL_ROOT, "pbb")
-    isolations = isolate.isolated_solutions(pbb, pbb.skeleton_dir, pbb.reference_dir, tmp_path)
-    skeleton = isolate.function_definitions(pbb.skeleton_dir, "hostSkel.cu.h")
-    reference = isolate.function_definitions(pbb.reference_dir, "hostSkel.cu.h")
+    isolations = splice.isolated_solutions(pbb, pbb.skeleton_dir, pbb.reference_dir, tmp_path)
+    skeleton = splice.function_definitions(pbb.skeleton_dir, "hostSkel.cu.h")
+    reference = splice.function_definitions(pbb.reference_dir, "hostSkel.cu.h")
     for tests, isolation in isolations.items():
-        found = isolate.function_definitions(isolation.folder, "hostSkel.cu.h")
+        found = splice.function_definitions(isolation.folder, "hostSkel.cu.h")
         assert found.keys() == skeleton.keys(), f"{tests}: no helper is needed, none is missing"
         for name in found:
             expected = skeleton if name in isolation.own or name not in isolation.from_reference else reference
             assert found[name] == expected[name], f"{tests}: {name}"
         assert isolation.helpers == isolation.added == isolation.own_missing == ()
-    block = isolate.function_definitions(isolations["scan_block"].folder, "hostSkel.cu.h")
+    block = splice.function_definitions(isolations["scan_block"].folder, "hostSkel.cu.h")
     assert b"ptr[warpid] = OP::remVolatile(ptr[idx]);" in block["scanIncBlock"][0], "the skeleton's racy version"
     assert b"h <<= 1" in block["scanIncWarp"][0], "the reference's warp scan"
     # No reference code where the task's reference code calls no other task's function: a
@@ -433,10 +434,10 @@ def test_the_course_handouts_splice(tmp_path, year):
         if path.name in accepted:
             shutil.copy(path, solution / path.name)
     entry = "hostSkel.cu.h" if (solution / "hostSkel.cu.h").exists() else "host_skel.cuh"
-    isolations = isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
-    course = isolate.function_definitions(solution, entry)
-    reference = isolate.function_definitions(pbb.reference_dir, "hostSkel.cu.h")
-    found = isolate.function_definitions(isolations["scan_block"].folder, entry)
+    isolations = splice.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
+    course = splice.function_definitions(solution, entry)
+    reference = splice.function_definitions(pbb.reference_dir, "hostSkel.cu.h")
+    found = splice.function_definitions(isolations["scan_block"].folder, entry)
     assert found["scanIncBlock"] == course["scanIncBlock"]
     assert b"ptr[warpid] = OP::remVolatile(ptr[idx])" in found["scanIncBlock"][0], "the course's racy version"
     assert found["scanIncWarp"] == reference["scanIncWarp"]
@@ -444,7 +445,7 @@ def test_the_course_handouts_splice(tmp_path, year):
     # scan-block's reference calls no host wrapper: scanInc there is the skeleton's, which needs none
     # of what the course lacks (the reference's scanInc needed withChunk and more, and 2024 renamed
     # closestMul32 to nextMul32), and no reference helper comes along.
-    skeleton = isolate.function_definitions(pbb.skeleton_dir, "hostSkel.cu.h")
+    skeleton = splice.function_definitions(pbb.skeleton_dir, "hostSkel.cu.h")
     assert found["scanInc"] == skeleton["scanInc"]
     assert isolations["scan_block"].helpers == ()
     assert all(not isolation.own_missing and not isolation.added for isolation in isolations.values())
@@ -493,7 +494,7 @@ def _isolated_pbb(tmp_path: Path, scan_warp_patch: str):
     solution = tmp_path / "solution"
     shutil.copytree(pbb.reference_dir, solution)
     apply_patch(parse_patch(pbb.wrong_dir / "scan-warp" / scan_warp_patch), solution)
-    return pbb, solution, isolate.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
+    return pbb, solution, splice.isolated_solutions(pbb, solution, pbb.reference_dir, tmp_path / "tasks")
 
 
 def test_a_submission_without_its_entry_file_is_parsed_through_the_skeletons_copy(tmp_path):

@@ -18,8 +18,9 @@ import pytest
 from helpers import record_bytes
 from kernellab import reports
 from kernellab.deadline import Deadline, StageCost
-from kernellab.grading import groups, isolation, pipeline
+from kernellab.grading import groups, pipeline
 from kernellab.grading.groups import confirm_alone, judge_group, run_group
+from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.model import GradingError
 from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.resources import GpuLock

@@ -1,4 +1,4 @@
-"""The CPU backend's race check as a stage of a GPU grade (race_check.py), on the adversarial
+"""The CPU backend's race check as a stage of a GPU grade (grading/race/check.py), on the adversarial
 suite's fixture: a block reduction without its barrier, which a GPU's scheduling may hide, is found
 by the thread orders; the reference is clean. Builds with CMake and the CPU backend."""
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from kernellab.grading.race.check import RaceCheckRun, check_races
 from kernellab.manifest import load_assignment
-from kernellab.race_check import RaceCheckRun, check_races
 from kernellab.verdict import Verdict
 from test_adversarial import ASSIGNMENT, fixture_root
 

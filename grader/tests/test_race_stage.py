@@ -1,4 +1,4 @@
-"""The race-check stage's decision (grading/race_stage.py): which tasks' tests it checks, and what
+"""The race-check stage's decision (grading/race/stage.py): which tasks' tests it checks, and what
 a race it found costs a task as the manifest says: "fail" all its points, "warn" nothing but a
 warning, and a warp-synchronous race that the task's policy warns of never a finding."""
 
@@ -10,12 +10,12 @@ import pytest
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
 from kernellab.grading.model import GradingError, GroupResult
-from kernellab import race_check
-from kernellab.grading.race_stage import add_race_warnings, checked_tests, race_findings, race_run, run_race_check
+from kernellab.grading.race import check as race_check
+from kernellab.grading.race.check import RaceCheck
+from kernellab.grading.race.stage import add_race_warnings, checked_tests, race_findings, race_run, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.scoring import score_tasks
 from kernellab.manifest import load_assignment
-from kernellab.race_check import RaceCheck
 from kernellab.verdict import Verdict
 
 REAL_ROOT = Path(__file__).resolve().parents[2]

@@ -7,17 +7,18 @@ from dataclasses import replace
 import pytest
 
 from helpers import REAL_ROOT
-from kernellab import reports, sanitizer
+from kernellab import reports
 from kernellab.errors import InputError
 from kernellab.grading.model import Grade, GroupResult
 from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
-from kernellab.grading.sanitizers import add_sanitizer_reports, deciding, run_sanitizers
+from kernellab.grading.sanitizers import compute_sanitizer
+from kernellab.grading.sanitizers.compute_sanitizer import parse_report, sanitize
+from kernellab.grading.sanitizers.stage import add_sanitizer_reports, deciding, run_sanitizers
 from kernellab.grading.scoring import score_task
 from kernellab.grading.start import open_run
 from kernellab.manifest import load_manifest
 from kernellab.runner import RunOutcome
-from kernellab.sanitizer import parse_report, sanitize
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 from kernellab.verdict import Verdict
 
@@ -137,8 +138,8 @@ def test_a_grades_sanitizer_runs_have_the_gpu_to_themselves(tmp_path, monkeypatc
     tool.write_text(f'#!/bin/sh\nif flock -n -s "{tmp_path / "gpu.lock"}" true; then held=shared; else held=alone; fi\n'
                     'echo "========= $held" > "$4"\necho "========= ERROR SUMMARY: 0 errors" >> "$4"\n')
     tool.chmod(0o755)
-    monkeypatch.setattr(sanitizer, "find_tool", lambda: str(tool))
-    runs = [("saxpy", tool_name) for tool_name in sanitizer.TOOLS]
+    monkeypatch.setattr(compute_sanitizer, "find_tool", lambda: str(tool))
+    runs = [("saxpy", tool_name) for tool_name in compute_sanitizer.TOOLS]
     assert [report.errors for report in run_sanitizers(grading, tmp_path / "job", runs)] == [0] * len(runs)
     for _tests, tool_name in runs:
         assert "========= alone" in (tmp_path / "job" / "sanitizers" / f"saxpy.{tool_name}.log").read_text()
@@ -156,7 +157,7 @@ def test_racecheck_counts_its_errors_not_its_warnings():
     # Seen on an H200: the course's racy scanIncBlock, 5 racecheck errors at 1025 elements in blocks of 1024.
     ("scan_block", parse_report("scan_block", "racecheck", RACECHECK_LOG, FINISHED), 0,
      "a race on the GPU, as its race check (\"fail\") counts one, costs all of this task's points: -10"),
-    ("scan_block", sanitizer.SanitizerReport("scan_block", "racecheck", None, "timed out"), 0,
+    ("scan_block", compute_sanitizer.SanitizerReport("scan_block", "racecheck", None, "timed out"), 0,
      "racecheck, this task's race check on the GPU, gave no report (timed out): a check that cannot run costs"),
     # A task without a race check: the manifest's sanitizer_penalty (pbb: 0), feedback only.
     ("copy", parse_report("copy", "racecheck", RACECHECK_LOG, FINISHED), 10, "racecheck: 1 error(s)"),
@@ -171,7 +172,7 @@ def test_racecheck_is_the_gpu_half_of_a_failing_race_check(tmp_path, tests, repo
     passed = score_task(pbb, task, (GroupResult("public", Verdict.PASSED), GroupResult("hidden", Verdict.PASSED)), ())
     (graded,) = add_sanitizer_reports(grading, [passed], [report])
     assert graded.points == left and line in graded.sanitizer, graded.sanitizer
-    runs = [(name, tool) for name in ("copy", "scan_block", "scan_multi") for tool in sanitizer.TOOLS]
+    runs = [(name, tool) for name in ("copy", "scan_block", "scan_multi") for tool in compute_sanitizer.TOOLS]
     assert deciding(grading, runs) == [("scan_block", "racecheck"), ("scan_multi", "racecheck")]
 
 
@@ -182,7 +183,7 @@ def test_racecheck_is_the_gpu_half_of_a_failing_race_check(tmp_path, tests, repo
 ])
 def test_a_gpu_grading_run_without_compute_sanitizer_is_refused_when_racecheck_decides_points(
         tmp_path, monkeypatch, backend, tool, refused):
-    monkeypatch.setattr(sanitizer, "find_tool", lambda: tool)
+    monkeypatch.setattr(compute_sanitizer, "find_tool", lambda: tool)
     def start():
         return open_run(REAL_ROOT, "pbb", backend, 1, tmp_path / "work", True, [])
     if refused:

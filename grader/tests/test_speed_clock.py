@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kernellab import speed
+from kernellab.grading.speed import timing
+from kernellab.grading.speed.clock import OVERHEAD, TIME, serve
 from kernellab.manifest import SpeedCase
-from kernellab.speed_clock import OVERHEAD, TIME, serve
 
 # A speed program in Python: the harness's protocol, each call taking CALL_S seconds, the
 # digest a function of the seed (what a right output gives). BEHAVIOUR changes one thing.
@@ -53,7 +53,7 @@ MAP = SpeedCase(task="map", case="map", sizes=(64,), points=10.0, zero_at=4.0, f
 
 @pytest.fixture
 def few_repetitions(monkeypatch):
-    monkeypatch.setattr(speed, "REPETITIONS", 3)
+    monkeypatch.setattr(timing, "REPETITIONS", 3)
 
 
 def program(tmp_path: Path, behaviour: str = HONEST, call_s: float = 0.004, name: str = "speed") -> Path:
@@ -115,13 +115,13 @@ def test_speed_scores_net_times_and_refuses_wrong_digests(tmp_path, few_repetiti
     reference = program(tmp_path, call_s=0.02, name="reference")
     copy_case = "def answer(kind, seed):\n    return digest(seed)"
     same_speed = program(tmp_path, copy_case, call_s=0.02, name="student")
-    [fair] = speed.measure([MAP], {MAP.case: same_speed}, reference, tmp_path / "fair-work", seed=5, sandbox=None)
+    [fair] = timing.measure([MAP], {MAP.case: same_speed}, reference, tmp_path / "fair-work", seed=5, sandbox=None)
     assert fair.problem == "" and 0.5 < fair.ratio < 2.0, fair
     slow = program(tmp_path, copy_case, call_s=0.2, name="slow")
-    [slower] = speed.measure([MAP], {MAP.case: slow}, reference, tmp_path / "slow-work", seed=5, sandbox=None)
+    [slower] = timing.measure([MAP], {MAP.case: slow}, reference, tmp_path / "slow-work", seed=5, sandbox=None)
     assert slower.ratio > 4 and slower.points == 0
     wrong = program(tmp_path, "def answer(kind, seed):\n    return digest(seed + 1)", call_s=0.02, name="wrong")
-    [refused] = speed.measure([MAP], {MAP.case: wrong}, reference, tmp_path / "wrong-work", seed=5, sandbox=None)
+    [refused] = timing.measure([MAP], {MAP.case: wrong}, reference, tmp_path / "wrong-work", seed=5, sandbox=None)
     assert refused.points == 0 and "differs from the reference's" in refused.problem
 
 
@@ -133,7 +133,7 @@ def test_windows_that_something_else_slowed_down_do_not_move_the_time(tmp_path, 
     disturbed = "windows = 0\ndef answer(kind, seed):\n    global windows\n    windows += kind == 'time'\n" \
                 "    if kind == 'time' and windows % 3:\n        time.sleep(0.5)\n    return digest(seed)"
     student = program(tmp_path, disturbed, call_s=0.05, name="disturbed")
-    [result] = speed.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    [result] = timing.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
     assert result.problem == "" and 0.5 < result.ratio < 2.0, result
 
 
@@ -144,7 +144,7 @@ def test_a_reference_run_slowed_as_a_whole_does_not_make_a_spared_student_faster
     slowed = "def answer(kind, seed):\n    time.sleep(0.2)\n    return digest(seed)"
     reference = program(tmp_path, slowed, call_s=0.05, name="reference")
     student = program(tmp_path, call_s=0.05, name="student")
-    [result] = speed.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    [result] = timing.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
     assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == MAP.points, result
 
 
@@ -152,7 +152,7 @@ def test_a_student_that_lengthens_its_own_overhead_windows_gains_nothing(tmp_pat
     reference = program(tmp_path, call_s=0.05, name="reference")
     padded = "def answer(kind, seed):\n    if kind == 'overhead':\n        time.sleep(0.2)\n    return digest(seed)"
     student = program(tmp_path, padded, call_s=0.2, name="padded")
-    [result] = speed.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    [result] = timing.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
     assert result.ratio > 3, result
 
 
@@ -165,7 +165,7 @@ def test_a_case_short_of_its_points_is_timed_again_and_only_that_case(tmp_path, 
                        "def answer(kind, seed):\n    if kind == 'time' and runs < 3:\n"
                        "        time.sleep(0.2)\n    return digest(seed)")
     programs = {"map": program(tmp_path, slowed_at_first, call_s=0.05, name="map"), "other": program(tmp_path, call_s=0.05, name="other")}
-    results = speed.measure(cases, programs, reference, tmp_path / "work", seed=5, sandbox=None)
+    results = timing.measure(cases, programs, reference, tmp_path / "work", seed=5, sandbox=None)
     assert [result.points for result in results] == [10.0, 10.0], results
     student_logs = sorted(path.name for path in (tmp_path / "work").glob("student-*.log"))
     assert student_logs == sorted([*(f"student-{round_number}.log" for round_number in range(4)),
@@ -173,7 +173,7 @@ def test_a_case_short_of_its_points_is_timed_again_and_only_that_case(tmp_path, 
 
 
 def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
-    seeds = {speed.repetition_seed(7, r, "map", 64, i) for r in range(3) for i in range(15)}
+    seeds = {timing.repetition_seed(7, r, "map", 64, i) for r in range(3) for i in range(15)}
     assert len(seeds) == 45
-    assert speed.repetition_seed(7, 0, "map", 64, 0) != speed.repetition_seed(8, 0, "map", 64, 0)
+    assert timing.repetition_seed(7, 0, "map", 64, 0) != timing.repetition_seed(8, 0, "map", 64, 0)
 

@@ -1,7 +1,7 @@
 """Build a solution's test executables and speed program: CMake's configure step (the grader's own
 code, trusted), then the compilation of the solution, in the sandbox when one is given.
 
-A task judged on its own functions is built against its own folder (grading/isolation.py), which
+A task judged on its own functions is built against its own folder (grading/isolation/stage.py), which
 holds the reference's code of other tasks' functions. Its build is a step of its own, in a build
 folder of its own, that reads that folder alone: no compiler of one task's code can read another
 task's folder (where the reference's versions of the first task's functions sit), nor the build

@@ -4,12 +4,40 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from kernellab.judge import TestCaseResult
-from kernellab.speed import SpeedResult
 from kernellab.verdict import FINAL_STATUSES, Status
 
 
 class GradingError(Exception):
     """Grading itself could not run (not the student's fault): the submission is 'not graded'."""
+
+
+@dataclass(frozen=True)
+class SpeedResult:
+    """One [[speed]] case at one size."""
+
+    task: str
+    case: str
+    size: int
+    points: float
+    max_points: float
+    student_us: float | None = None
+    reference_us: float | None = None
+    copy_us: float | None = None
+    # The manifest's library baseline for this case (CUB's, say) and its time, for the feedback.
+    baseline: str = ""
+    baseline_us: float | None = None
+    bytes: float = 0.0
+    problem: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """The student's time over the reference's: 1.0 is as fast, 2.0 twice as slow."""
+        if self.student_us is None or not self.reference_us:
+            return None
+        return self.student_us / self.reference_us
+
+    def gbps(self, micros: float | None) -> float | None:
+        return self.bytes / (micros * 1e3) if micros else None
 
 
 @dataclass(frozen=True)

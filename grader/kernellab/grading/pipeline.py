@@ -22,17 +22,19 @@ from typing import TypeVar
 from kernellab import properties
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
-from kernellab.grading import findings, groups, isolation, reference, sanitizers
+from kernellab.grading import findings, groups, reference
 from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
+from kernellab.grading.isolation import stage as isolation
+from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import Grade, GradingError, GroupResult, TaskGrade
 from kernellab.grading.progress import Progress
-from kernellab.grading.race_stage import add_race_warnings, race_findings, run_race_check
+from kernellab.grading.race.stage import add_race_warnings, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
+from kernellab.grading.sanitizers import stage as sanitizers
 from kernellab.grading.scoring import score_tasks
-from kernellab.grading.speed_stage import add_speed, plan_speed
+from kernellab.grading.speed.stage import add_speed, plan_speed
 from kernellab.grading.targets import SPEED_TARGET, is_speed_target, test_targets
 from kernellab.intake import SubmissionRejected, take
-from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
 from kernellab.sandbox.step import SandboxFailure
 from kernellab.static_checks import forbidden_in_sources
@@ -114,7 +116,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
             not_applicable = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading),
                                               grading.sandbox, readable=reference.prebuilt_mains(grading))
         tests_built = {tests: errors for tests, errors in built.items() if not is_speed_target(tests)}
-        # The race check uses CPU cores beside the tests (race_stage.py).
+        # The race check uses CPU cores beside the tests (race/stage.py).
         with ThreadPoolExecutor(1) as race_thread:
             race_checking = race_thread.submit(timed_call, stages, "race check", run_race_check,
                                                grading, solution, job, tests_built, not_applicable, isolations)
@@ -150,7 +152,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         grades = add_speed(grading, job, grades, speed_plan, built)
     if speed_plan.timed:
         progress.reached("speed", grades, found)
-    # Last, with the GPU to themselves (sanitizers.py): the first stage to go when time is short,
+    # Last, with the GPU to themselves (sanitizers/stage.py): the first stage to go when time is short,
     # but for the runs that decide points (a race check's GPU half).
     sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
     deciding = sanitizers.deciding(grading, sanitizer_runs)

@@ -19,7 +19,7 @@ def correctness_points(assignment: Assignment, task: Task) -> float:
 
 def score_task(assignment: Assignment, task: Task, groups: tuple[GroupResult, ...], findings: tuple[str, ...]) -> TaskGrade:
     """Each group that passed earns its share of the task's correctness points; a forbidden library
-    earns none. Speed points come later (speed_stage.add_speed)."""
+    earns none. Speed points come later (speed/stage.py: add_speed)."""
     shares = {"public": assignment.grading.public_share, "hidden": 1 - assignment.grading.public_share}
     if len(groups) == 1:
         shares = {groups[0].group: 1.0}

@@ -3,11 +3,12 @@ submission into its reports."""
 
 from pathlib import Path
 
-from kernellab import console, environment, reports, sanitizer
+from kernellab import console, environment, reports
 from kernellab.backend import Backend
 from kernellab.errors import InputError, display_path
 from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
+from kernellab.grading.sanitizers import compute_sanitizer
 from kernellab.grading.run import GradingRun
 from kernellab.intake import ARCHIVE_SUFFIXES
 from kernellab.manifest import Assignment
@@ -55,7 +56,7 @@ def _require_deciding_sanitizer(assignment: Assignment, backend: Backend) -> Non
     """On a GPU, racecheck is the race check's GPU half, which decides points (grading/sanitizers.py):
     without compute-sanitizer the check could not run, and a check that cannot run must not pass."""
     racing = [task.id for task in assignment.tested_tasks if task.race_check == "fail"]
-    if backend.runs_sanitizers and racing and sanitizer.find_tool() is None:
+    if backend.runs_sanitizers and racing and compute_sanitizer.find_tool() is None:
         raise InputError(f"{assignment.id}: compute-sanitizer was not found (on PATH or beside nvcc), and its racecheck "
                          f"decides the points of {', '.join(racing)} on a GPU: install the CUDA toolkit's "
                          f"compute-sanitizer, or grade with --backend cpu (correctness only)")

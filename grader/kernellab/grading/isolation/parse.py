@@ -1,4 +1,4 @@
-"""The libclang side of per-task isolation (isolate.py): each folder's translation unit parsed,
+"""The libclang side of per-task isolation (splice.py): each folder's translation unit parsed,
 in a child process, into its top-level definitions with their byte extents and the names they use.
 """
 import json
@@ -75,7 +75,7 @@ def parse_folders(folders: list[tuple[Path, str, Path | None]], scratch: Path) -
     package_root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     try:
-        completed = subprocess.run([sys.executable, "-c", "import kernellab.isolate_parse as i; i._serve()"], input=request,
+        completed = subprocess.run([sys.executable, "-c", "import kernellab.grading.isolation.parse as i; i._serve()"], input=request,
                                    capture_output=True, text=True, timeout=PARSE_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         raise IsolationError(f"parsing the solution took more than {PARSE_TIMEOUT_S} s") from None

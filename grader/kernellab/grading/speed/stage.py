@@ -3,14 +3,13 @@
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kernellab import speed
 from kernellab.deadline import StageCost
-from kernellab.grading.model import GradingError, TaskGrade
-from kernellab.grading.run import GradingRun
 from kernellab.grading.building import Built
+from kernellab.grading.model import GradingError, SpeedResult, TaskGrade
+from kernellab.grading.run import GradingRun
+from kernellab.grading.speed import timing
 from kernellab.grading.targets import SPEED_TARGET, executable, task_speed_target
 from kernellab.manifest import SpeedCase
-from kernellab.speed import SpeedResult
 from kernellab.verdict import Verdict
 
 STAGE = "speed"
@@ -72,11 +71,11 @@ def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: Spe
     if not grading.assignment.speed:
         return grades
     results: list[SpeedResult] = [result for case in grading.assignment.speed if case.task in plan.why_not
-                                  for result in speed.not_measured(case, plan.why_not[case.task])]
+                                  for result in timing.not_measured(case, plan.why_not[case.task])]
     if plan.timed:
         try:
             with grading.gpu_lock.exclusive():
-                results += speed.measure(
+                results += timing.measure(
                     plan.timed,
                     student_programs(grading, job, plan.timed, built),
                     executable(grading.reference_build, grading.assignment.id, SPEED_TARGET),
@@ -84,7 +83,7 @@ def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: Spe
                     grading.seed,
                     grading.sandbox,
                 )
-        except speed.SpeedError as error:
+        except timing.SpeedError as error:
             raise GradingError(str(error)) from None
     by_task: dict[str, list[SpeedResult]] = {}
     for result in results:

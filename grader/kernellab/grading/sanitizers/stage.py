@@ -11,12 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from kernellab import sanitizer
 from kernellab.deadline import StageCost
 from kernellab.grading.building import Built
 from kernellab.grading.model import TaskGrade
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
+from kernellab.grading.sanitizers import compute_sanitizer
 from kernellab.grading.targets import executable
 
 
@@ -31,9 +31,9 @@ RACECHECK = "racecheck"
 
 def planned_runs(grading: GradingRun, built: Built) -> list[SanitizerRun]:
     """Each sanitizer tool on each test executable that built (GPU only; none without the tool)."""
-    if not grading.backend.runs_sanitizers or sanitizer.find_tool() is None:
+    if not grading.backend.runs_sanitizers or compute_sanitizer.find_tool() is None:
         return []
-    return [(tests, tool) for tests, errors in built.items() if errors is None for tool in sanitizer.TOOLS]
+    return [(tests, tool) for tests, errors in built.items() if errors is None for tool in compute_sanitizer.TOOLS]
 
 
 def deciding(grading: GradingRun, runs: list[SanitizerRun]) -> list[SanitizerRun]:
@@ -52,20 +52,20 @@ def cost(grading: GradingRun, runs: list[SanitizerRun]) -> StageCost:
                      tuple(task.id for task in grading.assignment.tested_tasks if task.tests in tests))
 
 
-def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun]) -> list[sanitizer.SanitizerReport]:
+def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun]) -> list[compute_sanitizer.SanitizerReport]:
     """compute-sanitizer's reports of `runs`, each run's limit cut to what the deadline leaves."""
-    tool_path = sanitizer.find_tool()
+    tool_path = compute_sanitizer.find_tool()
     if not runs or tool_path is None:
         return []
 
     limits = grading.assignment.grading
 
-    def sanitize(run: SanitizerRun) -> sanitizer.SanitizerReport:
+    def sanitize(run: SanitizerRun) -> compute_sanitizer.SanitizerReport:
         tests, tool = run
         with grading.run_slots:
-            return sanitizer.sanitize(
+            return compute_sanitizer.sanitize(
                 tool_path, tool, executable(job / "build", grading.assignment.id, tests), tests,
-                job / "sanitizers" / f"{tests}.{tool}.log", grading.deadline.timeout_for(grading.timeout_s * sanitizer.TIMEOUT_FACTOR),
+                job / "sanitizers" / f"{tests}.{tool}.log", grading.deadline.timeout_for(grading.timeout_s * compute_sanitizer.TIMEOUT_FACTOR),
                 grading.sandbox, limits.sanitizer_sizes, limits.sanitizer_block_sizes,
             )
 
@@ -76,7 +76,7 @@ def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun]) -> 
         return list(pool.map(sanitize, runs))
 
 
-def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports: list[sanitizer.SanitizerReport]) -> list[TaskGrade]:
+def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports: list[compute_sanitizer.SanitizerReport]) -> list[TaskGrade]:
     """The sanitizers' reports as feedback on the tasks whose tests they ran; a task with errors
     loses the manifest's sanitizer_penalty share of its points."""
     limits = grading.assignment.grading

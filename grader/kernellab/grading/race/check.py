@@ -11,7 +11,7 @@ any group.
 What a grading run's submissions share, a RaceCheckRun, lives in its own folder of the grading
 run's work folder: the reference's CPU build, whose runtime (its thread orders fixed at compile
 time, as in every build of student code) and harness mains each submission's build links instead
-of compiling them again, and the reference's records, made once. grading/race_stage.py calls
+of compiling them again, and the reference's records, made once. stage.py calls
 `check_races` beside the GPU's runs and turns what it finds into findings.
 """
 
@@ -25,12 +25,13 @@ from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
 from kernellab.errors import InputError
-from kernellab.grading import isolation, reference
+from kernellab.grading import reference
 from kernellab.grading.building import build, cpu_fixed_orders_arg, student_role_args
 from kernellab.grading.groups import judge_group, out_of_time, reported_errors, run_group
+from kernellab.grading.isolation import stage as isolation
+from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import GradingError
 from kernellab.grading.run import GradingRun
-from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
@@ -47,7 +48,7 @@ BLOCK_SIZES = "32,1024"
 PREBUILT_RUNTIME = Path("grader/cpu/libkernellab_cpu_runtime.a")
 # The check's verdict where the reference does not build or record on the grading machine's CPU
 # backend (a GPU host without Boost.Context, say): the machine's shortcoming, never the student's
-# (race_stage: a note on a "warn" task, "not graded" where it decides points).
+# (stage.py: a note on a "warn" task, "not graded" where it decides points).
 UNAVAILABLE = "not run: the reference does not build or run on this machine's CPU backend"
 # What the CPU backend's runtime says of a race it found, within a warp or not (grader/cpu/src/runtime.cpp).
 _RACE = re.compile(r"race in kernel ")

@@ -1,4 +1,4 @@
-"""The race-check stage of a GPU grade: the CPU backend's thread orders (race_check.py) on small
+"""The race-check stage of a GPU grade: the CPU backend's thread orders (check.py) on small
 cases of the tasks whose manifest asks for it (`race_check`), beside the GPU's runs (it uses CPU
 cores, not the GPU); a race found there is a finding on the task, and the manifest says what it
 costs: "fail" all its points, "warn" a warning only. Where the check cannot run on the grading
@@ -19,11 +19,11 @@ from pathlib import Path
 
 from kernellab.applicability import Condition
 from kernellab.grading.building import Built
+from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import GradingError, TaskGrade
+from kernellab.grading.race.check import UNAVAILABLE, RaceCheck, RaceCheckRun, check_races
 from kernellab.grading.run import GradingRun
-from kernellab.isolate import Isolation
 from kernellab.manifest import Assignment
-from kernellab.race_check import UNAVAILABLE, RaceCheck, RaceCheckRun, check_races
 from kernellab.verdict import Verdict
 
 # One RaceCheckRun per grading run: a batch builds and records the reference's CPU build once.

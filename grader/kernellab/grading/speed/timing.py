@@ -4,7 +4,7 @@ The speed program (`<id>_speed`, harness kernellab/speed.hpp) is built twice, ag
 student's files and against the reference (only the reference's build has the baselines: a copy
 kernel moving the same bytes, CUB). The grader runs the two alternately, ROUNDS times (and up to
 EXTRA_ROUNDS more for a case short of its full points), and times every repetition with its own
-clock (speed_clock.py): the program only obeys, and a repetition's input comes from a seed drawn
+clock (clock.py): the program only obeys, and a repetition's input comes from a seed drawn
 from the grading run's secret seed and sent when the clock starts.
 A case's time is the least over rounds of each run's least repetition, less the least overhead
 for the same case (the same repetition without the call: input fill, digest, the pipes): the
@@ -27,9 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab.grading.model import SpeedResult
+from kernellab.grading.speed.clock import OVERHEAD, TIME, Served, serve
 from kernellab.manifest import SpeedCase
 from kernellab.sandbox.bubblewrap import Sandbox
-from kernellab.speed_clock import OVERHEAD, TIME, Served, serve
 
 ROUNDS = 3
 # Rounds more, for the cases that have not earned their full points after ROUNDS: noise only ever
@@ -56,35 +57,6 @@ LEAST_MICROS = 1e-3
 
 class SpeedError(Exception):
     """The reference's own speed runs failed: grading cannot score speed (not the student's fault)."""
-
-
-@dataclass(frozen=True)
-class SpeedResult:
-    """One [[speed]] case at one size."""
-
-    task: str
-    case: str
-    size: int
-    points: float
-    max_points: float
-    student_us: float | None = None
-    reference_us: float | None = None
-    copy_us: float | None = None
-    # The manifest's library baseline for this case (CUB's, say) and its time, for the feedback.
-    baseline: str = ""
-    baseline_us: float | None = None
-    bytes: float = 0.0
-    problem: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        """The student's time over the reference's: 1.0 is as fast, 2.0 twice as slow."""
-        if self.student_us is None or not self.reference_us:
-            return None
-        return self.student_us / self.reference_us
-
-    def gbps(self, micros: float | None) -> float | None:
-        return self.bytes / (micros * 1e3) if micros else None
 
 
 @dataclass

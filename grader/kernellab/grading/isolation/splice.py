@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab.isolate_parse import Definition, IsolationError, Parsed, parse_folders
+from kernellab.grading.isolation.parse import Definition, IsolationError, Parsed, parse_folders
 from kernellab.manifest import Assignment, Task
 from kernellab.markers import SOURCE_SUFFIXES, strip_source
 from kernellab.text import read_text

@@ -5,7 +5,7 @@ each repetition it makes itself ready untimed (L2 flushed, device idle) and says
 grader reads its clock, sends the repetition's seed, and reads its clock again when the program's
 `done DIGEST` arrives. The input is made from that seed inside the window, and the window closes
 only on the digest of the output, so the work can happen neither before nor after it; the digest
-is checked against the reference's for the same seed (speed.py). The pipes are the program's
+is checked against the reference's for the same seed (timing.py). The pipes are the program's
 only channel to the grader, passed as two descriptors; what the program prints goes to its log.
 """
 
@@ -93,7 +93,7 @@ def serve(
 ) -> Served:
     """Run `program` on every case at every size (sizes outer, as the harness serves them), each
     case's repetitions being `orders(case, size)`: (TIME or OVERHEAD, seed) pairs. The clock runs
-    in a process of its own (`python -m kernellab.speed_clock`), where no thread of the grader's
+    in a process of its own (`python -m kernellab.grading.speed.clock`), where no thread of the grader's
     (another grade's, in a batch) can hold it up."""
     plan = {"cases": list(cases), "sizes": list(sizes), "timeout_s": timeout_s,
             "orders": {f"{case} {size}": orders(case, size) for size in sizes for case in cases}}
@@ -101,7 +101,7 @@ def serve(
     replies_read, replies_write = os.pipe()
     try:
         clock = subprocess.Popen(
-            [sys.executable, "-m", "kernellab.speed_clock", str(commands_write), str(replies_read)],
+            [sys.executable, "-m", "kernellab.grading.speed.clock", str(commands_write), str(replies_read)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(commands_write, replies_read),
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
         )

@@ -1,4 +1,4 @@
-"""Each task judged on its own functions (kernellab/isolate.py): the task's test executable is
+"""Each task judged on its own functions (splice.py): the task's test executable is
 built with every function another task owns taken from the reference, so one mistake costs only
 its own task (scanIncBlock calls scanIncWarp: a broken scanIncWarp fails scan-warp alone)."""
 
@@ -6,11 +6,11 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from kernellab import isolate
 from kernellab.grading.building import Built
+from kernellab.grading.isolation import splice
+from kernellab.grading.isolation.splice import Isolation, IsolationError
 from kernellab.grading.model import GroupResult
 from kernellab.grading.targets import executable, record_compiled_in, target_name, task_speed_target
-from kernellab.isolate import Isolation, IsolationError
 from kernellab.manifest import Assignment
 from kernellab.verdict import Verdict
 
@@ -26,7 +26,7 @@ def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> tuple[di
     parsed into functions (or libclang is missing), no folders, and the note that says so: the
     whole submission is then graded as it is, and a mistake can cost more than its own task."""
     try:
-        return isolate.isolated_solutions(assignment, solution, assignment.reference_dir, job / ISOLATED_FOLDER), ""
+        return splice.isolated_solutions(assignment, solution, assignment.reference_dir, job / ISOLATED_FOLDER), ""
     except IsolationError as error:
         return {}, (f"{WHOLE_SUBMISSION_NOTE}, not on its own functions ({error.message}): "
                     "a mistake in one function may cost the tasks that call it too")
@@ -84,7 +84,7 @@ def noted(results: dict[tuple[str, str], GroupResult], isolations: dict[str, Iso
     """A failed group of an isolated task says whose code its tests ran: the failure is in the
     task's own functions."""
     return {
-        (tests, group): replace(result, detail="\n".join(filter(None, (result.detail, isolate.feedback_lines(isolations[tests])[0]))))
+        (tests, group): replace(result, detail="\n".join(filter(None, (result.detail, splice.feedback_lines(isolations[tests])[0]))))
         if tests in isolations and result.verdict not in (Verdict.PASSED, Verdict.NO_GPU) else result
         for (tests, group), result in results.items()
     }

@@ -1,0 +1,1 @@
+"""The sanitizers' stage (stage.py) and what it runs: compute-sanitizer and its reports (compute_sanitizer.py)."""
