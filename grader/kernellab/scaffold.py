@@ -17,15 +17,19 @@ from kernellab.text import encode_text, read_text
 
 TEMPLATE_ROOT = Path(__file__).resolve().parent / "templates" / "starter"
 TEMPLATE_ID = "starter"
-# An assignment id is a directory name, part of CMake target names, and, in a copy of an
-# assignment whose tests use its id as a C++ namespace, an identifier.
-ASSIGNMENT_ID = re.compile(r"[a-z][a-z0-9_]*")
+# An assignment id is a directory name and part of CMake target names (`pmph-w2_test_...`); in a
+# copy of an assignment whose tests use its id as a C++ namespace (`--from`), an identifier.
+ASSIGNMENT_ID = re.compile(r"[a-z][a-z0-9_-]*")
+COPIED_ASSIGNMENT_ID = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def scaffold(root: Path, new_id: str, source_id: str | None) -> list[Path]:
     """Create the new assignment's folders and handout; returns them. Writes nothing on an error."""
     if not ASSIGNMENT_ID.fullmatch(new_id):
         raise InputError(f"{new_id!r} is not an assignment id: use {ASSIGNMENT_ID.pattern}")
+    if source_id is not None and not COPIED_ASSIGNMENT_ID.fullmatch(new_id):
+        raise InputError(f"{new_id!r} is not an id for a copy of {source_id!r}, whose id its code may use as a "
+                         f"C++ name: use {COPIED_ASSIGNMENT_ID.pattern}")
     if new_id in list_assignments(root):
         raise InputError(f"assignment {new_id!r} exists already")
     if source_id is None:

@@ -89,12 +89,22 @@ def test_new_from_an_assignment_copies_it_with_its_id_replaced(tmp_path: Path):
     assert assert_patches_apply(root, "scan2", tmp_path / "work") == len(patches)
 
 
-@pytest.mark.parametrize("bad_id", ["Pbb", "2x", "with-dash", "a b", ""])
+@pytest.mark.parametrize("bad_id", ["Pbb", "2x", "-dash", "a b", ""])
 def test_an_id_that_is_no_identifier_is_refused(tmp_path: Path, bad_id: str):
     root = make_empty_root(tmp_path)
     with pytest.raises(InputError, match="not an assignment id"):
         scaffold(root, bad_id, None)
     assert files_under(root) == {"CMakeLists.txt"}
+
+
+def test_a_copy_takes_no_dash_in_its_id_since_its_code_may_name_the_id(tmp_path: Path):
+    root = make_empty_root(tmp_path)
+    scaffold(root, "first", None)
+    scaffold(root, "with-dash", None)
+    before = files_under(root)
+    with pytest.raises(InputError, match="not an id for a copy of 'first'"):
+        scaffold(root, "copy-of-first", "first")
+    assert files_under(root) == before
 
 
 def test_new_refuses_an_existing_assignment_or_folder_and_changes_nothing(tmp_path: Path, capsys):
