@@ -43,8 +43,9 @@ def cpu_workers(step: Step) -> int:
     """The CPU backend's OS threads for a run in `step`: one per CPU it may use (in a container,
     its quota, not the machine's count of cores), but at most a quarter of the step's processes,
     so that on a machine of hundreds of cores the threads alone cannot reach the process limit
-    and pass for a fork bomb."""
-    return max(1, min(available_cpus(), step.processes // 4))
+    and pass for a fork bomb; and at least two, also on one CPU, so that blocks that wait for
+    each other (scan-lookback's look-back) can run at once."""
+    return max(2, min(available_cpus(), step.processes // 4))
 
 
 @dataclass(frozen=True)

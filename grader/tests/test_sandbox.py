@@ -173,6 +173,14 @@ def test_the_cpu_backends_threads_stay_well_under_a_steps_process_limit_on_a_mac
     assert "workers 64" in outcome.output
 
 
+def test_the_cpu_backend_runs_blocks_on_two_threads_also_on_one_cpu(monkeypatch):
+    # Blocks that wait for each other (a look-back) must run at once.
+    monkeypatch.delenv("KERNELLAB_CPU_WORKERS", raising=False)
+    monkeypatch.setattr(runner, "available_cpus", lambda: 1)
+    outcome = run_python("import os; print('workers', os.environ['KERNELLAB_CPU_WORKERS'])", Step(readable=()))
+    assert "workers 2" in outcome.output
+
+
 def test_the_cpu_backends_threads_are_the_tas_choice_when_given(monkeypatch):
     monkeypatch.setenv("KERNELLAB_CPU_WORKERS", "3")
     outcome = run_python("import os; print('workers', os.environ['KERNELLAB_CPU_WORKERS'])", Step(readable=()))
