@@ -39,6 +39,10 @@ RUNTIME_SYMBOLS = frozenset({"_init", "_fini", "_start", "_end", "_edata", "__bs
 # Under the project root that the builds were configured from (not this package's folder: an
 # installed kernellab grades a project it does not live in, as Gradescope's image does).
 HOST_TRAFFIC_SOURCE = Path("grader/harness/src/host_traffic_cuda.cpp")
+# The kernel launches the harness counts (kernellab/launched_threads.hpp), wrapped the same way:
+# every other cudaLaunch* of the runtime's (extended, cooperative, per-thread-stream) is a finding.
+LAUNCHES_SOURCE = Path("grader/harness/src/launches_cuda.cpp")
+UNCOUNTED_LAUNCH = re.compile(r"cudaLaunch(Kernel|Cooperative)\w*")
 # Copies that write device memory only: nothing to count. Every other cudaMemcpy* the harness
 # does not wrap (from arrays, batches, the per-thread-stream variants) is a finding.
 COPIES_TO_DEVICE = frozenset({"cudaMemcpyToSymbol", "cudaMemcpyToSymbolAsync", "cudaMemcpyPeer", "cudaMemcpyPeerAsync"})
@@ -179,11 +183,14 @@ def uncounted_routes(called: set[str], root: Path) -> list[tuple[str, str]]:
     """The functions of `called` that go around the count of device-to-host copies, each with why;
     the counted ones are those the harness of the project at `root` wraps."""
     counted = set(re.findall(r"__wrap_(\w+)\(", (root / HOST_TRAFFIC_SOURCE).read_text()))
+    counted |= set(re.findall(r"__wrap_(\w+)\(", (root / LAUNCHES_SOURCE).read_text()))
     found = []
     for name in sorted(called):
         route = next((why for pattern, why in UNCOUNTED_ROUTES if pattern.fullmatch(name)), None)
         if route is None and name.startswith("cudaMemcpy") and name not in counted | COPIES_TO_DEVICE:
             route = "a copy the grader does not count"
+        if route is None and UNCOUNTED_LAUNCH.fullmatch(name) and name not in counted:
+            route = "a kernel launch whose threads the grader does not count"
         if route is not None:
             found.append((name, route))
     return found

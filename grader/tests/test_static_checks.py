@@ -78,11 +78,12 @@ def test_calls_around_the_counted_copies_are_found_beyond_the_references(tmp_pat
                              "results to the host without a copy",)}
 
 
-def test_the_copies_the_harness_counts_and_those_to_the_device_are_no_finding():
+def test_the_copies_and_launches_the_harness_counts_and_copies_to_the_device_are_no_finding():
     counted_or_harmless = {"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy3DAsync", "cudaMemcpyFromSymbol",
-                           "cudaMemcpyToSymbol", "cudaMemcpyPeer", "cudaMalloc", "cudaLaunchKernel", "cudaMemset"}
+                           "cudaMemcpyToSymbol", "cudaMemcpyPeer", "cudaMalloc", "cudaLaunchKernel", "__cudaLaunchKernel",
+                           "__cudaLaunchKernel_ptsz", "cudaLaunchHostFunc", "cudaMemset"}
     around = {"cuMemcpyDtoH_v2", "cuGetProcAddress_v2", "dlsym", "dl_iterate_phdr", "cudaGetDriverEntryPoint",
               "cudaMallocManaged", "cudaHostRegister", "cudaMemPoolCreate", "cudaMallocArray", "cudaMemcpy2DFromArray",
               "cudaMemcpyBatchAsync", "cudaMemcpy_ptds", "cudaMemcpy3DPeer", "cudaGraphLaunch", "__real_cudaMemcpy",
-              "__cudaRegisterManagedVar"}
+              "__cudaRegisterManagedVar", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaLaunchKernel_ptsz"}
     assert {name for name, _ in uncounted_routes(counted_or_harmless | around, REAL_ROOT)} == around

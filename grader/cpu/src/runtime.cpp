@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 #include "kernellab/host_traffic.hpp"
+#include "kernellab/launched_threads.hpp"
 #include "kernellab_cpu/finding.hpp"
 #include "kernellab_cpu/launch.hpp"
 #include "scheduler.hpp"
@@ -57,6 +58,8 @@ std::atomic<size_t> shared_optin{kDefaultSharedPerBlock};
 std::atomic<int> warp_synchronous_warnings{0};
 // Bytes the copies moved from device to host memory (kernellab/host_traffic.hpp).
 std::atomic<uint64_t> copied_to_host{0};
+// Threads of the launches that ran (kernellab/launched_threads.hpp).
+std::atomic<uint64_t> threads_launched{0};
 
 cudaError_t record(cudaError_t error) {
     if (error != cudaSuccess) { last_error = error; }
@@ -297,6 +300,7 @@ void launch(const LaunchRequest& request) {
         record(cudaErrorInvalidValue);
         return;
     }
+    threads_launched += uint64_t(g.x) * g.y * g.z * threads;
     const Settings& config = settings();
     const bool lockstep = acceptsLockstep(request);
     if (config.orders <= 1) {
@@ -360,6 +364,7 @@ using kernellab::cpu::deviceMemory;
 using kernellab::cpu::record;
 
 uint64_t kernellab::bytesCopiedToHost() { return kernellab::cpu::copied_to_host.load(); }
+uint64_t kernellab::threadsLaunched() { return kernellab::cpu::threads_launched.load(); }
 
 long long int clock64() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
