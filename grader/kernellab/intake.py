@@ -60,7 +60,8 @@ def take(submission: Path, assignment: Assignment, destination: Path) -> Intake:
     else:
         raise SubmissionRejected(f"{submission}: no such file or folder")
     with source:
-        chosen = _choose(source.entries(), accepted, submission.name)
+        entry_names = set(assignment.files.names_of(assignment.files.entry))
+        chosen = _choose(source.entries(), accepted, entry_names, submission.name)
         destination.mkdir(parents=True)
         for name, entry in chosen.items():
             source.copy(entry, destination / name)
@@ -72,10 +73,14 @@ def take(submission: Path, assignment: Assignment, destination: Path) -> Intake:
     return Intake(tuple(sorted(chosen)), ignored)
 
 
-def _choose(entries: list[_Entry], accepted: set[str], label: str) -> dict[str, _Entry]:
+def _choose(entries: list[_Entry], accepted: set[str], entry_names: set[str], label: str) -> dict[str, _Entry]:
+    """The entry to take for each accepted name. A name found in several folders is taken from
+    the folder of the entry file (`entry_names`: its name and aliases) where one copy sits there:
+    a course's hand-in of several parts may give each part its own copy of a header (CS149's asst3
+    has CycleTimer.h in saxpy/, scan/ and render/; the scan's is scan/'s). Otherwise it is refused."""
     if len(entries) > MAX_ENTRIES:
         raise SubmissionRejected(f"{label} holds {len(entries)} entries, more than {MAX_ENTRIES}")
-    chosen: dict[str, _Entry] = {}
+    copies: dict[str, list[_Entry]] = {}
     for entry in entries:
         if entry.path.is_absolute() or ".." in entry.path.parts:
             raise SubmissionRejected(f"{label}: the path {entry.path} leaves the submission")
@@ -87,12 +92,17 @@ def _choose(entries: list[_Entry], accepted: set[str], label: str) -> dict[str, 
             raise SubmissionRejected(
                 f"{label}: {entry.path} is {entry.size} bytes, more than the {MAX_FILE_BYTES} a source file may have"
             )
-        if entry.path.name in chosen:
+        copies.setdefault(entry.path.name, []).append(entry)
+    entry_copies = [entry for name in entry_names for entry in copies.get(name, [])]
+    entry_folder = entry_copies[0].path.parent if len(entry_copies) == 1 else None
+    chosen: dict[str, _Entry] = {}
+    for name, found in copies.items():
+        beside_entry = [entry for entry in found if entry.path.parent == entry_folder]
+        if len(found) > 1 and len(beside_entry) != 1:
             raise SubmissionRejected(
-                f"{label}: {entry.path.name} appears twice ({chosen[entry.path.name].path} and {entry.path}); "
-                "submit one copy"
+                f"{label}: {name} appears twice ({found[0].path} and {found[1].path}); submit one copy"
             )
-        chosen[entry.path.name] = entry
+        chosen[name] = found[0] if len(found) == 1 else beside_entry[0]
     return chosen
 
 

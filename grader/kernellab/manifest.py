@@ -1,5 +1,6 @@
 """Load and validate `assignments/<id>/assignment.toml` into frozen dataclasses."""
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -73,6 +74,14 @@ class SpeedCase:
     # A library's version of the same operation (a case of the speed program, e.g. CUB's),
     # timed alongside for the feedback; no points depend on it.
     baseline: str = ""
+    # How the points fall between full_at and zero_at (SPEED_SCALES): "log", a log scale of the
+    # ratio from full to none; "inverse", the share 1/ratio (the reference's time over the
+    # student's), as CS149's checker scores it.
+    scale: str = "log"
+
+
+# The ways a [[speed]] entry's points fall between its `full_at` and `zero_at` (speed.speed_points).
+SPEED_SCALES = ("log", "inverse")
 
 
 @dataclass(frozen=True)
@@ -299,9 +308,17 @@ def _speed_cases(tables: list, task_ids: set[str]) -> tuple[SpeedCase, ...]:
         check_fields(
             table,
             where,
-            {"task": str, "case": str, "sizes": list, "points": int, "zero_at": float, "full_at": float},
-            {"baseline": str},
+            {"task": str, "case": str, "sizes": list, "points": int, "full_at": float},
+            {"baseline": str, "scale": str, "zero_at": float},
         )
+        scale = table.get("scale", "log")
+        if scale not in SPEED_SCALES:
+            raise field_error(f"{where}.scale", f"expected one of {', '.join(SPEED_SCALES)}, got {scale!r}")
+        if "zero_at" not in table:
+            if scale == "log":
+                raise field_error(where, 'needs zero_at: the ratio at which a "log" scale reaches no points')
+            # "inverse" without a bound: every ratio keeps its share 1/ratio, as CS149's checker gives it.
+            table = {**table, "zero_at": math.inf}
         if table["task"] not in task_ids:
             raise field_error(f"{where}.task", f"{table['task']!r} is not a task id")
         sizes = table["sizes"]

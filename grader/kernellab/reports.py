@@ -21,7 +21,7 @@ from kernellab import coverage
 from kernellab.backend import Backend
 from kernellab.grading.model import Grade, SpeedResult, TaskGrade
 from kernellab.grading.scoring import NO_POINTS
-from kernellab.speed_table import size_name, speed_chart, speed_table
+from kernellab.speed_table import score_tables, size_name, speed_chart, speed_table
 from kernellab.verdict import NOT_RUN, Status, Verdict
 
 GRADESCOPE_FILE = "results.json"
@@ -273,7 +273,7 @@ def markdown(grade: Grade) -> str:
     lines += [f"| {row.name} | {row.points:g} / {row.max_points:g} | {row.verdict} |" for row in entries(grade)]
     speed_rows = speed_table(grade)
     if speed_rows:
-        lines += ["", "## Speed", "", "| case | size | kernel | time (us) | GB/s |", "|---|---|---|---|---|"]
+        lines += ["", "## Speed", *score_tables(grade), "", "| case | size | kernel | time (us) | GB/s |", "|---|---|---|---|---|"]
         lines += [f"| {case} | {size} | {kernel} | {micros:.1f} | {gbps:.0f} |" for case, size, kernel, micros, gbps in speed_rows]
     for row in entries(grade):
         if shows_output(row):

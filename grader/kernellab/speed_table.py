@@ -26,6 +26,30 @@ def speed_table(grade: Grade) -> list[tuple[str, str, str, float, float]]:
     return rows
 
 
+def score_tables(grade: Grade) -> list[str]:
+    """Per timed case, the score table of CS149's checker.py as Markdown lines: each size with the
+    reference's time, the student's and the points it gave, then the total. A size where the
+    student's time could not count ("no speed points") is marked (F), as the course marks it."""
+    lines: list[str] = []
+    for task in grade.tasks:
+        cases = dict.fromkeys(result.case for result in task.speed)
+        for case in cases:
+            results = [result for result in task.speed if result.case == case]
+            if not any(result.student_us for result in results):
+                continue
+            lines += ["", f"{case} score table:", "", "| element count | ref time (ms) | your time (ms) | score |",
+                      "|---|---|---|---|"]
+            for result in results:
+                yours = f"{result.student_us / 1e3:.3f}" if result.student_us else "-"
+                reference = f"{result.reference_us / 1e3:.3f}" if result.reference_us else "-"
+                failed = " (F)" if result.problem else ""
+                lines.append(f"| {result.size} | {reference} | {yours}{failed} | {result.points:g} |")
+            total = sum(result.points for result in results)
+            possible = sum(result.max_points for result in results)
+            lines.append(f"| | | total score: | {total:g}/{possible:g} |")
+    return lines
+
+
 def speed_chart(grade: Grade) -> str:
     """A bar chart of the speed table's GB/s as a PNG data URI, or '' when nothing was timed."""
     rows = speed_table(grade)

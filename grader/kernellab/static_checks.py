@@ -234,32 +234,64 @@ def harness_tampering_in(found: Preprocessed, protected: frozenset[str]) -> tupl
     return None
 
 
-def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+def forbidden_in_sources(solution: Path, forbidden: tuple[str, ...], given: Path | None = None) -> dict[str, tuple[str, ...]]:
     """Per file name, 'map.cuh:3 reaches cub (cub/cub.cuh), which this assignment forbids' for each
     header of a forbidden library that the file includes (itself or through other headers), and
-    'map.cuh:9 uses cub, ...' for each forbidden name left in its code after macro expansion."""
+    'map.cuh:9 uses cub, ...' for each forbidden name left in its code after macro expansion.
+
+    `given` is the skeleton's folder: what its file of the same name holds is the course's given
+    code (CS149's starter includes Thrust and times it in cudaScanThrust), no use of the
+    student's. Each include of a forbidden header and each line of code naming a forbidden
+    library counts against the student's file only as often as it is there beyond the skeleton's
+    (the same header, the same line of code wherever it sits): a given line copied into the
+    student's own code while the given function keeps its own is a finding; the given lines moved
+    out of the given function into the student's are not told apart (docs/threat-model.md)."""
     if not forbidden:
         return {}
-    headers = library_pattern(forbidden)
-    words = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
     findings: dict[str, tuple[str, ...]] = {}
     for path in sorted(solution.iterdir()):
         if path.suffix not in SOURCE_SUFFIXES:
             continue
-        found = preprocess(path, solution)
-        # One finding per #include line of the file: the first forbidden header it reaches (a header
-        # of CUB's reaches Thrust's too).
-        reached: dict[int, tuple[str, str]] = {}
-        for name, line, header, _direct in found.includes:
-            if name == path.name and (match := headers.search(include_name(header))):
-                reached.setdefault(line, (match[1].lower(), include_name(header)))
-        lines = [f"{path.name}{f':{line}' if line else ''} reaches {word} ({header}), which this assignment forbids"
-                 for line, (word, header) in reached.items()]
-        lines += [
-            f"{name}:{line} uses {match[1]}, which this assignment forbids"
-            for name, line, text in found.lines
-            if name == path.name and (match := words.search(text))
-        ]
+        found = _forbidden_uses(path, solution, forbidden)
+        given_file = given / path.name if given is not None else None
+        if given_file is not None and given_file.is_file():
+            for kind_and_text, _line in _forbidden_uses(given_file, given, forbidden):
+                found = _without_first(found, kind_and_text)
+        lines = [_forbidden_message(path.name, line, kind_and_text) for kind_and_text, line in found]
         if lines:
             findings[path.name] = tuple(dict.fromkeys(lines))
     return findings
+
+
+def _forbidden_uses(path: Path, folder: Path, forbidden: tuple[str, ...]) -> list[tuple[tuple[str, str, str], int]]:
+    """The forbidden uses of one file, each as ((kind, library, what), line): ("reaches", "thrust",
+    "thrust/scan.h") for an #include line that reaches a forbidden header, ("uses", "thrust", the
+    line's code) for a line of code that names one."""
+    headers = library_pattern(forbidden)
+    words = re.compile(r"\b(" + "|".join(map(re.escape, forbidden)) + r")\b", re.IGNORECASE)
+    found = preprocess(path, folder)
+    # One finding per #include line of the file: the first forbidden header it reaches (a header
+    # of CUB's reaches Thrust's too).
+    reached: dict[int, tuple[str, str]] = {}
+    for name, line, header, _direct in found.includes:
+        if name == path.name and (match := headers.search(include_name(header))):
+            reached.setdefault(line, (match[1].lower(), include_name(header)))
+    uses = [(("reaches", word, header), line) for line, (word, header) in reached.items()]
+    uses += [(("uses", match[1], " ".join(text.split())), line)
+             for name, line, text in found.lines if name == path.name and (match := words.search(text))]
+    return uses
+
+
+def _without_first(uses: list[tuple[tuple[str, str, str], int]], kind_and_text: tuple[str, str, str]) -> list:
+    """`uses` less its first use of `kind_and_text` (if any)."""
+    for index, (kind, _line) in enumerate(uses):
+        if kind == kind_and_text:
+            return uses[:index] + uses[index + 1:]
+    return uses
+
+
+def _forbidden_message(name: str, line: int, kind_and_text: tuple[str, str, str]) -> str:
+    kind, word, what = kind_and_text
+    if kind == "reaches":
+        return f"{name}{f':{line}' if line else ''} reaches {word} ({what}), which this assignment forbids"
+    return f"{name}:{line} uses {word}, which this assignment forbids"

@@ -145,3 +145,55 @@ def test_the_harness_named_in_a_comment_or_its_cuda_helpers_are_accepted(tmp_pat
     code = '// KL_REQUIRE_EQUAL checks it\n/* mprotect */\n#include "kernellab/cuda_check.hpp"\n'
     write_files(tmp_path / "alice", {**SOURCES, "hostSkel.cu.h": code})
     assert take(tmp_path / "alice", PBB, tmp_path / "job").files == ("hostSkel.cu.h", "pbbKernels.cu.h")
+
+
+# CS149's assignment 3 as students hand it in (create_submission.sh: `tar -czvf asst3.tar.gz saxpy
+# scan render`): three parts, each with its own copy of CycleTimer.h; the scan's code is scan/scan.cu.
+CS149 = load_assignment(REAL_ROOT, "cs149-scan")
+CS149_HANDIN = {
+    "saxpy/CycleTimer.h": "// saxpy's timer\n",
+    "saxpy/Makefile": "all:\n",
+    "saxpy/main.cpp": "int main() { return 0; }\n",
+    "saxpy/saxpy.cu": "// saxpy\n",
+    "scan/CycleTimer.h": "// scan's timer\n",
+    "scan/Makefile": "all:\n",
+    "scan/checker.py": "print('checker')\n",
+    "scan/main.cpp": "int main() { return 0; }\n",
+    "scan/scan.cu": "// the student's scan\n",
+    "render/CycleTimer.h": "// render's timer\n",
+    "render/cudaRenderer.cu": "// renderer\n",
+    "render/exclusiveScan.cu_inl": "// the render part's scan\n",
+}
+
+
+def test_the_course_layout_gives_scan_cu_and_its_own_timer_header(tmp_path):
+    write_files(tmp_path / "asst3", CS149_HANDIN)
+    intake = take(tmp_path / "asst3", CS149, tmp_path / "job")
+    assert intake.files == ("CycleTimer.h", "scan.cu")
+    assert (tmp_path / "job" / "scan.cu").read_text() == "// the student's scan\n"
+    assert (tmp_path / "job" / "CycleTimer.h").read_text() == "// scan's timer\n"
+    assert "scan/main.cpp" in intake.ignored and "saxpy/CycleTimer.h" in intake.ignored
+
+
+def test_the_course_tar_gz_is_taken_like_its_folder(tmp_path):
+    members = [tarfile.TarInfo(name) for name in CS149_HANDIN]
+    archive = tar_of(tmp_path / "asst3.tar.gz", members, {name: text.encode() for name, text in CS149_HANDIN.items()})
+    assert take(archive, CS149, tmp_path / "job").files == ("CycleTimer.h", "scan.cu")
+    assert (tmp_path / "job" / "CycleTimer.h").read_text() == "// scan's timer\n"
+
+
+def test_scan_cu_alone_is_enough(tmp_path):
+    write_files(tmp_path / "s", {"scan.cu": "// scan\n"})
+    assert take(tmp_path / "s", CS149, tmp_path / "job").files == ("scan.cu",)
+
+
+@pytest.mark.parametrize("files", [
+    # Two copies of the entry file: which one is the student's is not the grader's guess.
+    {**CS149_HANDIN, "old/scan.cu": "// an older scan\n"},
+    # A header in two folders, neither beside scan.cu.
+    {"scan/scan.cu": "// scan\n", "saxpy/CycleTimer.h": "// a\n", "render/CycleTimer.h": "// b\n"},
+])
+def test_copies_that_the_entry_files_folder_does_not_decide_are_refused(tmp_path, files):
+    write_files(tmp_path / "s", files)
+    with pytest.raises(SubmissionRejected, match="appears twice"):
+        take(tmp_path / "s", CS149, tmp_path / "job")

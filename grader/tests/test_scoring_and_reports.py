@@ -19,6 +19,7 @@ from kernellab.grading.scoring import answer_matches, score_answers, score_task
 from kernellab.grading.speed.timing import speed_points
 from kernellab.judge import TestCaseResult
 from kernellab.manifest import Grading, load_assignment
+from kernellab.manifest_fields import ManifestError
 from kernellab.static_checks import forbidden_in_sources
 from kernellab.verdict import Verdict
 
@@ -57,6 +58,39 @@ def test_the_public_share_comes_from_the_manifest():
 def test_speed_points_follow_a_log_scale_in_steps(ratio, points):
     case = PBB.speed[1]  # scanInc: 5 points over two sizes, full at 1.2x the reference's time, none at 4x
     assert speed_points(case, ratio) == points
+
+
+@pytest.mark.parametrize("ratio, points", [(0.5, 6.25), (1.2, 6.25), (1.3, 4.38), (2.0, 3.12), (10.0, 0.62), (100.0, 0.0)])
+def test_the_inverse_scale_gives_the_share_reference_over_student_as_cs149_does(ratio, points):
+    """CS149's checker: full points within 20% of the reference's time, else the share
+    reference time / student time (here in the grader's steps of a tenth), never a ratio at which none are left."""
+    case = load_assignment(REAL_ROOT, "cs149-scan").speed[0]  # exclusive_scan: 25 points over four sizes
+    assert (case.scale, case.full_at, case.zero_at) == ("inverse", 1.2, float("inf"))
+    assert speed_points(case, ratio) == points
+
+
+def test_a_speed_case_on_the_log_scale_needs_zero_at(tmp_path):
+    manifest = (REAL_ROOT / "assignments" / "cs149-scan" / "assignment.toml").read_text()
+    write_files(tmp_path, {"assignments/cs149-scan/assignment.toml": manifest.replace('scale = "inverse"', 'scale = "log"', 1)})
+    with pytest.raises(ManifestError, match="needs zero_at"):
+        load_assignment(tmp_path, "cs149-scan")
+    write_files(tmp_path, {"assignments/cs149-scan/assignment.toml": manifest.replace('scale = "inverse"', 'scale = "linear"', 1)})
+    with pytest.raises(ManifestError, match="expected one of log, inverse"):
+        load_assignment(tmp_path, "cs149-scan")
+
+
+def test_a_forbidden_library_in_the_skeletons_given_code_is_no_finding_but_a_use_beyond_it_is(tmp_path):
+    given = '#include <thrust/scan.h>\nvoid timeThrust(int* a, int n) { thrust::exclusive_scan(a, a + n, a); }\n'
+    write_files(tmp_path, {"skeleton/scan.cu": given,
+                           "kept/scan.cu": given + "void mine() {}\n",
+                           "added/scan.cu": given + "void mine(int* a, int n) { thrust::inclusive_scan(a, a + n, a); }\n",
+                           "copied/scan.cu": given + "void timeThrust(int* a, int n) { thrust::exclusive_scan(a, a + n, a); }\n"})
+    def found(folder: str) -> dict:
+        return forbidden_in_sources(tmp_path / folder, ("thrust",), given=tmp_path / "skeleton")
+    assert found("kept") == {}
+    assert found("added") == {"scan.cu": ("scan.cu:3 uses thrust, which this assignment forbids",)}
+    assert found("copied") == {"scan.cu": ("scan.cu:3 uses thrust, which this assignment forbids",)}
+    assert forbidden_in_sources(tmp_path / "kept", ("thrust",))["scan.cu"][-1] == "scan.cu:2 uses thrust, which this assignment forbids"
 
 
 def test_a_forbidden_library_earns_nothing_and_says_where():
@@ -160,6 +194,13 @@ def test_the_gradescope_results_validate_and_add_up():
     failed = [test for test in document["tests"] if test["status"] == "failed"]
     assert [test["name"] for test in failed] == ["scan-multi: public tests"]
     assert "first mismatch" in failed[0]["output"]
+
+
+def test_the_feedback_prints_each_timed_cases_score_table_as_cs149s_checker_does():
+    feedback = reports.markdown(a_grade())
+    table = feedback[feedback.index("scanInc<Add<int>> score table:"):].split("\n")
+    assert table[2:6] == ["| element count | ref time (ms) | your time (ms) | score |", "|---|---|---|---|",
+                          f"| {1 << 28} | 0.880 | 1.161 | 2.5 |", "| | | total score: | 2.5/2.5 |"]
 
 
 def test_the_prairielearn_results_validate_and_say_when_not_gradable():

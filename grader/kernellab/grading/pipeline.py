@@ -96,7 +96,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
     every static finding."""
     assignment = grading.assignment
     solution, build_dir = job / "submission", job / "build"
-    source_findings = forbidden_in_sources(solution, assignment.grading.forbidden)
+    source_findings = forbidden_in_sources(solution, assignment.grading.forbidden, given=assignment.skeleton_dir)
     with timed(stages, "isolation"):
         isolations, whole_submission_note = isolation.isolate_tasks(assignment, solution, job)
     if whole_submission_note:

@@ -120,8 +120,16 @@ def points_per_size(case: SpeedCase) -> float:
 
 
 def speed_points(case: SpeedCase, ratio: float) -> float:
-    """Full points at or below `full_at`, none at or above `zero_at`, a log scale between, in steps."""
-    share = math.log(case.zero_at / ratio) / math.log(case.zero_at / case.full_at)
+    """Full points at or below `full_at`, none at or above `zero_at`, the case's scale between
+    ("log": a log scale from full to none; "inverse": the share 1/ratio), in steps."""
+    if ratio <= case.full_at:
+        share = 1.0
+    elif ratio >= case.zero_at:
+        share = 0.0
+    elif case.scale == "inverse":
+        share = 1.0 / ratio
+    else:
+        share = math.log(case.zero_at / ratio) / math.log(case.zero_at / case.full_at)
     share = min(1.0, max(0.0, share))
     return round(math.floor(share * POINT_STEPS + 1e-9) * points_per_size(case) / POINT_STEPS, 2)
 
