@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import static_checks
+from kernellab import compile_cache, static_checks
 from kernellab.intake import SubmissionRejected
 
 # Flags of a compile command that write files besides its output: dropped from its preprocessing.
@@ -52,8 +52,11 @@ def compiled_units(build_dir: Path, targets: list[str]) -> dict[str, list[tuple[
 
 
 def preprocessing_passes(directory: str, command: str, source: str) -> list[Pass]:
-    """The compiler's own preprocessing of one compile command, pass by pass."""
+    """The compiler's own preprocessing of one compile command, pass by pass; a command that
+    starts with the compile cache's launcher (compile_cache.py) is read as the compiler's after it."""
     arguments = shlex.split(command)
+    if arguments and compile_cache.is_launcher(arguments[0]):
+        arguments = arguments[1:]
     if Path(arguments[0]).name == "nvcc":
         dry = subprocess.run([*arguments, "--dryrun"], cwd=directory, capture_output=True, text=True, check=True)
         passes = []

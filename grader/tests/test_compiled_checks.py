@@ -10,6 +10,7 @@ import pytest
 
 from helpers import REAL_ROOT
 from kernellab import compiled_checks, intake
+from kernellab.compile_cache import CompileCache
 from kernellab.grading import building
 from kernellab.manifest import load_assignment
 
@@ -43,6 +44,11 @@ def test_a_cpp_compile_is_read_as_one_pass_with_its_macro_directives(tmp_path: P
     assert passed.command == ("/usr/bin/c++", "-DX=1", "-O3", "a.cpp", "-E", "-dD") and passed.label == "C++"
 
 
+def test_a_compile_through_the_compile_cache_is_read_as_the_compilers_own(tmp_path: Path):
+    (passed,) = compiled_checks.preprocessing_passes(str(tmp_path), "/usr/bin/ccache /usr/bin/c++ -DX=1 -o a.o -c a.cpp", "a.cpp")
+    assert passed.command == ("/usr/bin/c++", "-DX=1", "a.cpp", "-E", "-dD")
+
+
 @pytest.fixture(scope="module")
 def forged_build(tmp_path_factory):
     """pbb's skeleton with FORGERY in its kernels file, built for task copy on the CPU backend;
@@ -56,9 +62,15 @@ def forged_build(tmp_path_factory):
     kernels.write_text(FORGERY + kernels.read_text())
     taken = intake.take(top / "handed-in", pbb, top / "solution")  # a file read alone shows nothing
     assert "pbbKernels.cu.h" in taken.files
+    # Through the compile cache where ccache is installed, as the grader builds: the check reads
+    # the compiler's command behind the launcher.
+    cache = CompileCache(top / "cache", shutil.which("ccache")) if shutil.which("ccache") else None
     with pytest.raises(compiled_checks.HarnessTampering) as raised:
         building.build(pbb, top / "solution", top / "build", ["copy"],
-                       ("-DKERNELLAB_BACKEND=cpu", "-DKERNELLAB_CPU_NVCC_CHECK=OFF", building.STUDENT_ROLE), None)
+                       ("-DKERNELLAB_BACKEND=cpu", "-DKERNELLAB_CPU_NVCC_CHECK=OFF", building.STUDENT_ROLE), None, cache=cache)
+    if cache:
+        units = compiled_checks.compiled_units(top / "build", ["pbb_test_copy"])["pbb_test_copy"]
+        assert units and all(command.startswith(f"{cache.ccache} ") for _, command, _ in units), units
     return pbb, top / "solution", top / "build", raised.value
 
 

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kernellab import applicability, cmake, compiled_checks, runner, static_checks
+from kernellab import applicability, cmake, compile_cache, compiled_checks, runner, static_checks
 from kernellab.applicability import Condition
 from kernellab.backend import Backend
+from kernellab.compile_cache import CompileCache
 from kernellab.cpus import available_cpus
 from kernellab.grading.targets import (SPEED_TARGET, executable, record_compiled_in, target_name, task_speed_target,
                                        view_dir)
@@ -34,9 +35,10 @@ PREPROCESSED_BYTES = 64 << 20
 # repository root (the assignment's own folder is added). Not reference/, not the grader's work.
 FROZEN_SOURCES = ("CMakeLists.txt", "grader/harness", "grader/cpu")
 # The programs a build runs, as the configure step recorded them in CMakeCache.txt: the build's
-# sandbox must see their installation folders (a compiler in /opt, a Python virtual environment).
+# sandbox must see their installation folders (a compiler in /opt, ccache in a private prefix, a
+# Python virtual environment).
 BUILD_TOOL_ENTRIES = re.compile(
-    r"^(CMAKE_\w+_COMPILER|CMAKE_CUDA_HOST_COMPILER|CMAKE_MAKE_PROGRAM|CMAKE_COMMAND|_?Python3_EXECUTABLE):\w+=(/.+)$",
+    r"^(CMAKE_\w+_COMPILER(?:_LAUNCHER)?|CMAKE_CUDA_HOST_COMPILER|CMAKE_MAKE_PROGRAM|CMAKE_COMMAND|_?Python3_EXECUTABLE):\w+=(/.+)$",
     re.MULTILINE,
 )
 
@@ -77,6 +79,7 @@ def build(
     sandbox: Sandbox | None,
     readable: tuple[Path, ...] = (),
     views: Mapping[str, Path] = {},
+    cache: CompileCache | None = None,
 ) -> Built:
     """Build each target (test executables by `tests` name, SPEED_TARGET, or a task's speed program
     `speed_<tests>`); None for those that built, else their first compiler errors. CMake's
@@ -84,7 +87,11 @@ def build(
     solution, in `sandbox` when given, which also sees `readable` (the reference build's harness
     mains, and nothing else of it). A task in `views` (its `tests` name: its own folder) is built
     in `view_dir(build_dir, tests)` by a step that sees that folder and none of the others, and
-    its programs are copied to where `executable(build_dir, ...)` finds them."""
+    its programs are copied to where `executable(build_dir, ...)` finds them. Each compiler goes
+    through the compile `cache` when given: a build of the reference writes its own private one,
+    any other build only reads the harness's (compile_cache.py)."""
+    if cache and cache.private != (REFERENCE_ROLE in cmake_args):
+        raise ValueError("the reference's compile cache is for the reference's builds alone, and only they write one")
     parts = [(solution, build_dir, [t for t in targets if t not in _view_targets(views)], {})]
     for tests, folder in sorted(views.items()):
         renamed = {t: t if t == tests else SPEED_TARGET for t in targets if t in (tests, task_speed_target(tests))}
@@ -95,7 +102,7 @@ def build(
     def build_part(part: tuple[Path, Path, list[str], dict[str, str]]) -> Built:
         folder, directory, names, renamed = part
         return _build_folder(assignment, folder, directory, names, cmake_args, sandbox, readable, len(parts),
-                             alone=bool(renamed))
+                             alone=bool(renamed), cache=cache)
 
     with ThreadPoolExecutor(len(parts) or 1) as pool:
         results = list(pool.map(build_part, parts))
@@ -118,18 +125,21 @@ def _view_targets(views: Mapping[str, Path]) -> set[str]:
 
 
 def _build_folder(assignment: Assignment, solution: Path, build_dir: Path, targets: list[str], cmake_args: tuple[str, ...],
-                  sandbox: Sandbox | None, readable: tuple[Path, ...], builds_at_once: int, alone: bool) -> Built:
+                  sandbox: Sandbox | None, readable: tuple[Path, ...], builds_at_once: int, alone: bool,
+                  cache: CompileCache | None) -> Built:
     """`targets` of one build folder configured for `solution`, compiled in one step that reads
     `solution` (`alone`: no other step may read it meanwhile) and `readable`; its compilers
     share the cores with the `builds_at_once` builds."""
     log_dir = build_dir / "logs"
-    cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log", cmake_args)
+    cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log",
+                    (*cmake_args, *compile_cache.configure_args(cache)))
     jobs = max(1, available_cpus() // builds_at_once)
     command = ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target"]
     command += [target_name(assignment.id, target) for target in targets]
     command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
-    step = _build_step(assignment, solution, build_dir, readable, alone)
-    outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step)
+    step = _build_step(assignment, solution, build_dir, readable, alone, cache)
+    outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step,
+                                 environment=cache_environment(cache, build_dir, writes=REFERENCE_ROLE in cmake_args))
     output = outcome.output
     if outcome.timed_out:
         output += f"\nerror: the build took longer than {BUILD_TIMEOUT_S} s and was stopped"
@@ -183,33 +193,42 @@ def _check_what_was_compiled(assignment: Assignment, solution: Path, build_dir: 
 
 
 def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, cmake_args: tuple[str, ...],
-                     sandbox: Sandbox | None, readable: tuple[Path, ...] = ()) -> tuple[Condition, ...]:
+                     sandbox: Sandbox | None, readable: tuple[Path, ...] = (),
+                     cache: CompileCache | None = None) -> tuple[Condition, ...]:
     """What the submission's code does not promise (applicability.py): the probes that
     `build_dir` defines, configured for the whole submission (a grade whose every task builds in
-    its own folder has not configured it yet), built from it in the sandbox; a probe that fails
-    to compile marks its cases not applicable. None for an assignment without probes."""
+    its own folder has not configured it yet), built from it in the sandbox through the compile
+    `cache`, read-only; a probe that fails to compile marks its cases not applicable. None for an
+    assignment without probes."""
     if not (build_dir / "CMakeCache.txt").is_file():
         cmake.configure(assignment.root, build_dir, assignment.id, solution, build_dir / "logs" / "configure.log",
-                        cmake_args)
+                        (*cmake_args, *compile_cache.configure_args(cache)))
     targets = applicability.probe_targets(build_dir, assignment.id)
     if not targets:
         return ()
     command = ["cmake", "--build", str(build_dir), "-j", str(available_cpus()), "--target", *targets]
     command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
     outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox,
-                                 step=_build_step(assignment, solution, build_dir, readable))
+                                 step=_build_step(assignment, solution, build_dir, readable, cache=cache),
+                                 environment=cache_environment(cache, build_dir, writes=False))
     return applicability.unmet(build_dir, assignment.id, outcome.output)
 
 
-def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: tuple[Path, ...], alone: bool = False) -> Step:
+def cache_environment(cache: CompileCache | None, build_dir: Path, writes: bool) -> dict[str, str]:
+    return cache.environment(build_dir, writes) if cache else {}
+
+
+def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: tuple[Path, ...], alone: bool = False,
+                cache: CompileCache | None = None) -> Step:
     """What a build sees: the system, the toolchain, the frozen sources and the solution (the
-    step's `alone` where it holds the reference's code of other tasks); it writes only into its
-    build folder."""
+    step's `alone` where it holds the reference's code of other tasks), and the compile cache,
+    read-only; it writes only into its build folder."""
     root = assignment.root
     frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
-    cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
-    tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(cache)]
-    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, *_configure_inputs(build_dir, root), *extra]
+    configured = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
+    tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(configured)]
+    readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, *_configure_inputs(build_dir, root), *extra,
+                *([cache.folder] if cache else [])]
     return build_step(readable, build_dir, alone=(solution,)) if alone else build_step([*readable, solution], build_dir)
 
 

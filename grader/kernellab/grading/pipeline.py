@@ -114,7 +114,8 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
                 progress.note(fell_back, whole_build_note)
             isolations = standing
             not_applicable = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading),
-                                              grading.sandbox, readable=reference.prebuilt_mains(grading))
+                                              grading.sandbox, readable=reference.prebuilt_mains(grading),
+                                              cache=grading.compile_cache)
         tests_built = {tests: errors for tests, errors in built.items() if not is_speed_target(tests)}
         # The race check uses CPU cores beside the tests (race/stage.py).
         with ThreadPoolExecutor(1) as race_thread:
@@ -195,12 +196,14 @@ def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolati
                    targets: list[str] | None = None) -> Built:
     """The build stage: the test executables, each against its task's isolated folder where it
     has one, and, when speed is timed, the speed program (the whole submission) and one per
-    isolated task with speed cases; linked with the reference build's harness mains once it has them."""
+    isolated task with speed cases; linked with the reference build's harness mains once it has them,
+    and after the harness warm-up, whose objects it finds in the compile cache."""
+    reference.warm_harness(grading)
     if targets is None:
         targets = test_targets(grading.assignment, grading.times_speed) + isolation.speed_targets(
             grading.assignment, isolations, grading.times_speed)
     return build(grading.assignment, solution, build_dir, targets, student_cmake_args(grading), grading.sandbox,
-                 readable=reference.prebuilt_mains(grading), views=isolation.views(isolations))
+                 readable=reference.prebuilt_mains(grading), views=isolation.views(isolations), cache=grading.compile_cache)
 
 
 def student_cmake_args(grading: GradingRun) -> tuple[str, ...]:

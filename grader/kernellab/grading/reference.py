@@ -9,8 +9,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kernellab import runner
-from kernellab.grading.building import REFERENCE_ROLE, build
+from kernellab import cmake, compile_cache, runner
+from kernellab.cpus import available_cpus
+from kernellab.errors import InputError
+from kernellab.grading.building import BUILD_TIMEOUT_S, REFERENCE_ROLE, build, cache_environment, student_role_args
 from kernellab.grading.model import GradingError
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
@@ -44,6 +46,35 @@ def prebuilt_mains(grading: GradingRun) -> tuple[Path, ...]:
     return tuple(sorted(objects.glob("kernellab_*_main.dir/src/catch_main.cpp.o")))
 
 
+def warm_harness(grading: GradingRun) -> None:
+    """Compile the harness's own objects (Catch2's main of the GPU tests; the CPU runtime, or the
+    GPU's host-traffic wrappers) once per grading run, with a student build's flags, into the
+    compile cache, before any student build starts: every build folder of every submission (one
+    per isolated task) then takes them from the cache, which student builds cannot write
+    (compile_cache.py). A
+    trusted build: the grader's code alone, the reference's folder only configured. Its failure
+    leaves each student build to compile its own, as without a cache."""
+    cache = grading.compile_cache
+    with grading.reference.harness_lock:
+        if cache is None or grading.reference.harness_warmed:
+            return
+        grading.reference.harness_warmed = True
+        assignment = grading.assignment
+        folder = grading.work / f"harness-{assignment.id}-{grading.backend}"
+        log_dir = folder / "logs"
+        try:
+            cmake.configure(assignment.root, folder, assignment.id, assignment.reference_dir, log_dir / "configure.log",
+                            (*grading.cmake_args, *student_role_args(grading.backend), *compile_cache.configure_args(cache)))
+        except InputError:
+            return  # the reference's own build reports what does not configure
+        # What a grading build links: every task's tests are GPU tests (the host main is for the
+        # assignments' own host programs, which no grade builds).
+        objects = ["kernellab_gpu_main", "kernellab_host_traffic" if grading.backend.on_gpu else "kernellab_cpu_runtime"]
+        outcome = runner.run_program(["cmake", "--build", str(folder), "-j", str(available_cpus()), "--target", *objects],
+                                     folder, BUILD_TIMEOUT_S, environment=cache_environment(cache, folder, writes=True))
+        (log_dir / "build.log").write_text(outcome.output, encoding="utf-8")
+
+
 def kept_public_records(grading: GradingRun, program: Path) -> Path:
     """Where the reference's public records are kept between grading runs: public cases do
     not depend on the run's seed, so the same executable on the same device records the same
@@ -57,7 +88,8 @@ def _build_and_record(grading: GradingRun) -> None:
     assignment = grading.assignment
     try:
         built = build(assignment, assignment.reference_dir, grading.reference_build, test_targets(assignment, grading.times_speed),
-                      (*grading.cmake_args, REFERENCE_ROLE), sandbox=None)
+                      (*grading.cmake_args, REFERENCE_ROLE), sandbox=None,
+                      cache=grading.reference_compile_cache)
     finally:
         grading.reference.built.set()
     broken = {target: errors for target, errors in built.items() if errors is not None}

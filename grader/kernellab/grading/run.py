@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernellab import environment
+from kernellab import compile_cache, environment
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
 from kernellab.grading.resources import GpuLock, run_slots
@@ -26,6 +26,9 @@ class ReferenceState:
     recorded: bool = False
     # Set once the reference build has ended, built or not (see reference.prebuilt_mains).
     built: threading.Event = field(default_factory=threading.Event)
+    # Whether the harness warm-up (reference.warm_harness) has filled the compile cache.
+    harness_lock: threading.Lock = field(default_factory=threading.Lock)
+    harness_warmed: bool = False
 
 
 class GradingRun:
@@ -55,6 +58,9 @@ class GradingRun:
         self.gpu_lock = GpuLock()
         self.run_slots = run_slots()
         self.reference = ReferenceState()
+        # The harness's objects, read by student builds; the reference's, the grader's alone (compile_cache.py).
+        self.compile_cache = compile_cache.for_work(work, compile_cache.HARNESS)
+        self.reference_compile_cache = compile_cache.for_work(work, compile_cache.REFERENCE)
         self.environment = {
             **environment.describe(self.backend),
             "sandbox": sandbox.describe() if sandbox else "none: graded with --unsandboxed",

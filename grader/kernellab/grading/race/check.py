@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab import compile_cache
 from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
@@ -74,6 +75,9 @@ class RaceCheckRun(GradingRun):
     def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | ContainerSandbox | None, seed: int,
                  deadline: Deadline | None = None):
         super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS, deadline=deadline)
+        # The GPU run's caches: one pair per work folder.
+        self.compile_cache = compile_cache.for_work(work, compile_cache.HARNESS)
+        self.reference_compile_cache = compile_cache.for_work(work, compile_cache.REFERENCE)
         self.hidden_sizes = assignment.grading.race_sizes
         self._unavailable: str | None = None
         self._availability_lock = threading.Lock()
@@ -116,7 +120,7 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
     if prebuilt:
         cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}", f"-DKERNELLAB_PREBUILT_CPU_RUNTIME={run.reference_build}")
     built = build(run.assignment, solution, job / "build", list(tests), cmake_args, run.sandbox,
-                  readable=prebuilt, views=isolation.views(isolations))
+                  readable=prebuilt, views=isolation.views(isolations), cache=run.compile_cache)
     checks = {}
     for name in tests:
         if built[name] is not None:
