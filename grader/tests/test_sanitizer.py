@@ -2,6 +2,8 @@
 
 import random
 import re
+import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -128,21 +130,34 @@ def test_sanitizer_sizes_must_be_positive_integers(tmp_path, field, value):
         starter_manifest_with(tmp_path, f"{field} = {value}")
 
 
-def test_a_grades_sanitizer_runs_have_the_gpu_to_themselves(tmp_path, monkeypatch):
-    # Beside instrumented kernels a test run went 8 times slower on an H100, past its time limit.
+def test_sanitizer_runs_share_the_gpu_with_test_runs_and_wait_for_a_speed_measurement(tmp_path, monkeypatch):
+    # Holding it alone made a batch's GPU serial: nine grades' tests waited on one grade's sanitizers.
     assignment = starter_manifest_with(tmp_path, "")
     grading = GradingRun(assignment, "cuda", tmp_path / "work", None, seed=1)
     grading.gpu_lock = GpuLock(tmp_path / "gpu.lock")
-    # A stand-in for compute-sanitizer that logs whether a test run could share the GPU with it now.
+    measured = tmp_path / "measured"
+    # A stand-in for compute-sanitizer that logs whether a test run could share the GPU with it
+    # now, and whether the speed measurement had ended when it started.
     tool = tmp_path / "compute-sanitizer"
     tool.write_text(f'#!/bin/sh\nif flock -n -s "{tmp_path / "gpu.lock"}" true; then held=shared; else held=alone; fi\n'
-                    'echo "========= $held" > "$4"\necho "========= ERROR SUMMARY: 0 errors" >> "$4"\n')
+                    f'if [ -e "{measured}" ]; then speed=after; else speed=during; fi\n'
+                    'echo "========= $held $speed" > "$4"\necho "========= ERROR SUMMARY: 0 errors" >> "$4"\n')
     tool.chmod(0o755)
     monkeypatch.setattr(compute_sanitizer, "find_tool", lambda: str(tool))
     runs = [("saxpy", tool_name) for tool_name in compute_sanitizer.TOOLS]
+    measuring = threading.Event()
+
+    def speed_measurement() -> None:
+        with grading.gpu_lock.exclusive():
+            measuring.set()
+            time.sleep(1)
+            measured.touch()
+
+    threading.Thread(target=speed_measurement).start()
+    assert measuring.wait(10)
     assert [report.errors for report in run_sanitizers(grading, tmp_path / "job", runs)] == [0] * len(runs)
     for _tests, tool_name in runs:
-        assert "========= alone" in (tmp_path / "job" / "sanitizers" / f"saxpy.{tool_name}.log").read_text()
+        assert "========= shared after" in (tmp_path / "job" / "sanitizers" / f"saxpy.{tool_name}.log").read_text()
 
 
 RACECHECK_WARNINGS_ONLY = ("========= COMPUTE-SANITIZER\n========= Warning: Race reported between Write access at k+0x10\n"

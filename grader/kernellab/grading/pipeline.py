@@ -153,7 +153,7 @@ def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
         grades = add_speed(grading, job, grades, speed_plan, built)
     if speed_plan.timed:
         progress.reached("speed", grades, found)
-    # Last, with the GPU to themselves (sanitizers/stage.py): the first stage to go when time is short,
+    # Last, sharing the GPU with other grades' runs (sanitizers/stage.py): the first stage to go when time is short,
     # but for the runs that decide points (a race check's GPU half).
     sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
     deciding = sanitizers.deciding(grading, sanitizer_runs)

@@ -19,8 +19,8 @@ RUN_SLOTS = 2 * available_cpus()
 
 
 class GpuLock:
-    """Who may use the GPU: correctness runs share it (they are not timed), a speed measurement,
-    a run confirmed alone and one grade's sanitizer runs have it alone. Each holder locks its own
+    """Who may use the GPU: correctness runs share it (they are not timed: tests and the
+    sanitizers of every grade), a speed measurement and a run confirmed alone have it alone. Each holder locks its own
     open file description of a lock file (flock), so the rule holds between the threads of a
     batch and between grader processes on the machine. flock lets new shared holders in while an
     exclusive one waits, so in a busy batch the exclusive one could wait for ever: every holder
