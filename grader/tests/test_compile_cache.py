@@ -14,6 +14,7 @@ from helpers import REAL_ROOT
 from kernellab import compile_cache, runner
 from kernellab.compile_cache import CompileCache
 from kernellab.grading import building
+from kernellab.grading.race.check import RaceCheckRun
 from kernellab.manifest import load_assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
@@ -128,3 +129,11 @@ def test_a_student_build_step_reads_the_harness_cache_writes_only_its_build_fold
     assert (tmp_path / "caches").stat().st_mode & 0o777 == 0o711  # the caches' names are not listed
     with pytest.raises(ValueError):
         building.build(pbb, tmp_path / "solution", tmp_path / "build", ["copy"], (building.STUDENT_ROLE,), None, cache=reference)
+
+
+def test_the_race_check_builds_through_the_grading_runs_caches(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv(compile_cache.LOCATION_VARIABLE, raising=False)
+    race_run = RaceCheckRun(load_assignment(REAL_ROOT, "pbb"), tmp_path / "work", None, seed=1)
+    assert race_run.compile_cache.folder == tmp_path / "work" / compile_cache.FOLDER / compile_cache.HARNESS
+    assert race_run.reference_compile_cache.folder == tmp_path / "work" / compile_cache.FOLDER / compile_cache.REFERENCE
+    assert not (race_run.work / compile_cache.FOLDER).exists()

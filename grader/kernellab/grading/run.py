@@ -43,9 +43,11 @@ class GradingRun:
         seed: int | None = None,
         cmake_args: tuple[str, ...] = (),
         deadline: Deadline | None = None,
+        caches_in: Path | None = None,
     ):
         """`sandbox` None runs student code without one: only for trusted code, or where the TA
-        said so explicitly (--unsandboxed). `deadline`: the run's time budget (deadline.py)."""
+        said so explicitly (--unsandboxed). `deadline`: the run's time budget (deadline.py).
+        `caches_in`: the work folder whose compile caches the run's builds use (default `work`)."""
         self.assignment = assignment
         self.backend = Backend(backend)
         self.sandbox = sandbox
@@ -59,8 +61,8 @@ class GradingRun:
         self.run_slots = run_slots()
         self.reference = ReferenceState()
         # The harness's objects, read by student builds; the reference's, the grader's alone (compile_cache.py).
-        self.compile_cache = compile_cache.for_work(work, compile_cache.HARNESS)
-        self.reference_compile_cache = compile_cache.for_work(work, compile_cache.REFERENCE)
+        self.compile_cache = compile_cache.for_work(caches_in or work, compile_cache.HARNESS)
+        self.reference_compile_cache = compile_cache.for_work(caches_in or work, compile_cache.REFERENCE)
         self.environment = {
             **environment.describe(self.backend),
             "sandbox": sandbox.describe() if sandbox else "none: graded with --unsandboxed",

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import compile_cache
 from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
@@ -74,10 +73,9 @@ class RaceCheckRun(GradingRun):
 
     def __init__(self, assignment: Assignment, work: Path, sandbox: Sandbox | ContainerSandbox | None, seed: int,
                  deadline: Deadline | None = None):
-        super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS, deadline=deadline)
-        # The GPU run's caches: one pair per work folder.
-        self.compile_cache = compile_cache.for_work(work, compile_cache.HARNESS)
-        self.reference_compile_cache = compile_cache.for_work(work, compile_cache.REFERENCE)
+        # The GPU run's compile caches: one pair per work folder.
+        super().__init__(assignment, Backend.CPU, work / "race-check", sandbox, seed, CPU_ARGS, deadline=deadline,
+                         caches_in=work)
         self.hidden_sizes = assignment.grading.race_sizes
         self._unavailable: str | None = None
         self._availability_lock = threading.Lock()
