@@ -131,4 +131,4 @@ def judge_stand_in(tmp_path: Path, backend: str, expected: bytes, produced: byte
                        + (f"echo '{STAND_IN_WARNING}' >&2\n" if warns else "")
                        + f"exit {exit_code}\n")
     program.chmod(0o755)
-    return judge_group(run, run_group(run, tmp_path / "job", "saxpy", "public", not_applicable), failures_left_to_gpu)
+    return judge_group(run, run_group(run, tmp_path / "job", program, "saxpy", "public", not_applicable), failures_left_to_gpu)

@@ -66,8 +66,9 @@ def graded(tmp_path: Path, first_run: str, later_runs: str):
     run = grading_run(tmp_path)
     runs = stand_in_program(tmp_path, run, first_run, later_runs)
     job = tmp_path / "job"
-    first = judge_group(run, run_group(run, job, "saxpy", "public"))
-    confirmed = confirm_alone(run, job, {("saxpy", "public"): first})
+    program = executable(job / "build", run.assignment.id, "saxpy")
+    first = judge_group(run, run_group(run, job, program, "saxpy", "public"))
+    confirmed = confirm_alone(run, job, {"saxpy": program}, {("saxpy", "public"): first})
     return first, confirmed, len(runs.read_text().splitlines())
 
 
@@ -126,7 +127,7 @@ def test_runs_beyond_the_slots_wait_to_start_and_their_time_limit_with_them(tmp_
     program.write_text(f"#!/bin/sh\necho start >> {tmp_path}/runs\nsleep 1\necho end >> {tmp_path}/runs\n")
     program.chmod(program.stat().st_mode | stat.S_IXUSR)
     with ThreadPoolExecutor(3) as pool:
-        ran = list(pool.map(lambda group: run_group(run, tmp_path / "job", "saxpy", group), ["public", "hidden", "public"]))
+        ran = list(pool.map(lambda group: run_group(run, tmp_path / "job", program, "saxpy", group), ["public", "hidden", "public"]))
     assert (tmp_path / "runs").read_text().split() == ["start", "end"] * 3
     assert not any(one.outcome.timed_out for one in ran)
 
@@ -157,9 +158,10 @@ def test_a_group_confirmed_alone_measures_its_task_properties_in_that_run(tmp_pa
     (tmp_path / "right.rec").write_bytes((tmp_path / "right.rec").read_bytes() + measured)
     sectors = Requirement("sectors", "copyFromGlb2ShrMem", at_most=4)
     job = tmp_path / "job"
-    ran = run_group(run, job, "saxpy", "public")
+    program = executable(job / "build", run.assignment.id, "saxpy")
+    ran = run_group(run, job, program, "saxpy", "public")
     (tmp_path / "other.rec").write_bytes(record_bytes(VALUES, "device"))
     assert properties.unmet_requirements((sectors,), [ran.records, tmp_path / "other.rec"]) == (
         "copyFromGlb2ShrMem: sectors not measured (the run stopped before it?), required at most 4",)
-    confirm_alone(run, job, {("saxpy", "public"): judge_group(run, ran)})
+    confirm_alone(run, job, {"saxpy": program}, {("saxpy", "public"): judge_group(run, ran)})
     assert properties.unmet_requirements((sectors,), [ran.records]) == ()

@@ -175,11 +175,11 @@ def test_a_confirmation_alone_that_the_deadline_cut_leaves_the_first_verdict_and
     clock = Clock()
     run = starter_run(tmp_path, Deadline(100, clock))
     job = tmp_path / "job"
-    stand_in(tmp_path, job / "build", "hangs")
-    first = judge_group(run, run_group(run, job, "saxpy", "public"))
+    program = stand_in(tmp_path, job / "build", "hangs")
+    first = judge_group(run, run_group(run, job, program, "saxpy", "public"))
     assert first.verdict == Verdict.TIMED_OUT and not first.conclusive, "its full limit: the code's, unless neighbours slowed it"
     clock.now += 98.8  # 1.2 s left: the run alone would get less than its limit
-    confirmed = confirm_alone(run, job, {("saxpy", "public"): first})[("saxpy", "public")]
+    confirmed = confirm_alone(run, job, {"saxpy": program}, {("saxpy", "public"): first})[("saxpy", "public")]
     assert confirmed.verdict == Verdict.TIMED_OUT
     assert confirmed.detail.endswith("its run with no other test run beside it ran out of the grading deadline: "
                                      "this verdict is the first run's, beside other runs"), confirmed.detail

@@ -155,7 +155,7 @@ def test_sanitizer_runs_share_the_gpu_with_test_runs_and_wait_for_a_speed_measur
 
     threading.Thread(target=speed_measurement).start()
     assert measuring.wait(10)
-    assert [report.errors for report in run_sanitizers(grading, tmp_path / "job", runs)] == [0] * len(runs)
+    assert [report.errors for report in run_sanitizers(grading, tmp_path / "job", runs, {"saxpy": tmp_path / "saxpy"})] == [0] * len(runs)
     for _tests, tool_name in runs:
         assert "========= shared after" in (tmp_path / "job" / "sanitizers" / f"saxpy.{tool_name}.log").read_text()
 

@@ -19,7 +19,7 @@ from kernellab.grading.building import Built
 from kernellab.grading.model import GradingError, GroupResult
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
-from kernellab.grading.targets import executable
+from kernellab.grading.targets import Programs
 from kernellab.judge import TestCaseResult, by_test_case, judge
 from kernellab.records import read_records
 from kernellab.sandbox.step import Step, fresh_output, run_step
@@ -52,19 +52,21 @@ class GroupRun:
     limit_s: float = 0.0
 
 
-def run_groups(grading: GradingRun, job: Path, built: Built, not_applicable: tuple[Condition, ...] = ()) -> list[GroupRun]:
-    """Every group of every test executable that built, several at once on the shared GPU;
-    `not_applicable`: what the submission's code does not promise (applicability.py)."""
-    runnable = [(tests, group) for group in grading.active_groups() for tests, errors in built.items() if errors is None]
+def run_groups(grading: GradingRun, job: Path, programs: Programs, not_applicable: tuple[Condition, ...] = ()) -> list[GroupRun]:
+    """Every group of every test executable in `programs` (by its `tests` name: the build's), several
+    at once on the shared GPU; `not_applicable`: what the submission's code does not promise
+    (applicability.py)."""
+    runnable = [(tests, group) for group in grading.active_groups() for tests in programs]
     with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-        return list(pool.map(lambda key: run_group(grading, job, *key, not_applicable), runnable))
+        return list(pool.map(lambda key: run_group(grading, job, programs[key[0]], *key, not_applicable), runnable))
 
 
-def run_group(grading: GradingRun, job: Path, tests: str, group: str, not_applicable: tuple[Condition, ...] = ()) -> GroupRun:
-    """Run one test executable on one group's inputs in a fresh process; its records are judged later."""
+def run_group(grading: GradingRun, job: Path, program: Path, tests: str, group: str,
+              not_applicable: tuple[Condition, ...] = ()) -> GroupRun:
+    """Run `program`, the test executable `tests`, on one group's inputs in a fresh process; its
+    records are judged later."""
     records = job / "records" / f"{tests}.{group}.rec"
     fresh_output(records)
-    program = executable(job / "build", grading.assignment.id, tests)
     step = run_step(program, [records], gpu=grading.backend.on_gpu)
     with grading.run_slots:
         if grading.deadline.over():
@@ -151,7 +153,7 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
     return GroupResult(group, verdict, detail, cases, outcome.seconds, conclusive=not outcome.may_owe_to_neighbours())
 
 
-def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupResult],
+def confirm_alone(grading: GradingRun, job: Path, programs: Programs, results: dict[GroupKey, GroupResult],
                   not_applicable: tuple[Condition, ...] = ()) -> dict[GroupKey, GroupResult]:
     """The groups that failed out of time or out of GPU memory, each run again alone (no other
     test program beside it, the GPU its own): their verdicts come from that run. Runs that share
@@ -167,7 +169,7 @@ def confirm_alone(grading: GradingRun, job: Path, results: dict[GroupKey, GroupR
         if first_log.exists():
             first_log.replace(first_log.with_suffix(".beside-others.log"))
         with grading.gpu_lock.exclusive():
-            ran = run_group(grading, job, *key, not_applicable)
+            ran = run_group(grading, job, programs[key[0]], *key, not_applicable)
         if out_of_time(grading, [ran]):
             # As when the deadline skips this stage: the first verdict stands, and says so.
             note = f"its run {alone(grading)} ran out of the grading deadline: this verdict is the first run's, beside other runs"

@@ -1,10 +1,14 @@
-"""Grade one submission: the stages in order, each a module of its own.
+"""Grade one submission: intake, then STAGES in order, each a module of its own.
 
-    intake -> isolation -> build (beside the reference's) -> run (race check beside) -> judge
-    -> confirm alone -> findings (races) -> score -> speed -> sanitizers -> the Grade
+    intake -> isolation -> build -> tests (the race check beside) -> judge and score
+    -> confirming failures alone -> speed -> sanitizers -> feedback -> the Grade
 
-Confirming alone, speed and the sanitizers are skipped, and said so, when they will not fit in
-what the run's deadline leaves; the grade so far is published after each stage (progress.py).
+The reference's build and records go on beside the first stages, from the build to the tests;
+the judge waits for them. Each stage takes the submission's state (`Submission`) and returns it
+with what it made, and declares what it holds of the machine (`Holds`), so that a scheduler can
+interleave the stages of many submissions. Confirming alone, speed and the sanitizers are skipped,
+and said so, when they will not fit in what the run's deadline leaves; the grade so far is
+published after each stage that earns points (progress.py).
 
 Student code only ever runs in the sandbox (sandbox/): its build, and each test, speed or
 sanitizer program started by runner.py; everything that decides a score runs here, in the
@@ -14,12 +18,15 @@ grader's process, which never loads student code.
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 
 from kernellab import properties
+from kernellab.applicability import Condition
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
 from kernellab.grading import findings, groups, reference
@@ -28,12 +35,14 @@ from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import Grade, GradingError, GroupResult, TaskGrade
 from kernellab.grading.progress import Progress
+from kernellab.grading.race.check import RaceCheck
 from kernellab.grading.race.stage import add_race_warnings, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import stage as sanitizers
+from kernellab.grading.sanitizers.compute_sanitizer import SanitizerReport
 from kernellab.grading.scoring import score_tasks
 from kernellab.grading.speed.stage import add_speed, plan_speed
-from kernellab.grading.targets import SPEED_TARGET, is_speed_target, test_targets
+from kernellab.grading.targets import Programs, is_speed_target, programs_of, test_targets
 from kernellab.intake import SubmissionRejected, take
 from kernellab.manifest import Assignment
 from kernellab.sandbox.step import SandboxFailure
@@ -46,24 +55,207 @@ LARGE_CASES_NOTE = ("the large cases (the course's own array sizes) run on a GPU
                     "a GPU grade runs them with the hidden cases")
 
 
+class Holds(StrEnum):
+    """What a stage holds of the machine while it runs, on a GPU backend (on the CPU backend the
+    GPU's runs are the CPU's too). The stages' modules take the GPU lock themselves
+    (resources.GpuLock): shared for the tests and the sanitizers, alone for a measurement or a
+    confirmation."""
+
+    CPU = "CPU cores"
+    GPU_SHARED = "the GPU, shared"
+    GPU_ALONE = "the GPU alone"
+
+
+@dataclass
+class Submission:
+    """One submission's state between stages, in its private job folder: each stage takes it and
+    returns it with what it made."""
+
+    job: Path
+    progress: Progress
+    # Seconds per stage (the Grade's `stages`: where grading time goes).
+    seconds: dict[str, float] = field(default_factory=dict)
+    # The reference's build and records, going on beside the build and the tests; the judge waits.
+    reference_ready: Future | None = None
+    source_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    isolations: dict[str, Isolation] = field(default_factory=dict)
+    built: Built = field(default_factory=dict)
+    # The build's result: the program of each target that built.
+    programs: Programs = field(default_factory=dict)
+    not_applicable: tuple[Condition, ...] = ()
+    runs: list[groups.GroupRun] = field(default_factory=list)
+    races: dict[str, RaceCheck] = field(default_factory=dict)
+    results: dict[groups.GroupKey, GroupResult] = field(default_factory=dict)
+    symbol_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    static_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    found: tuple[str, ...] = ()
+    grades: list[TaskGrade] = field(default_factory=list)
+    sanitizer_reports: list[SanitizerReport] = field(default_factory=list)
+
+    @property
+    def solution(self) -> Path:
+        return self.job / "submission"
+
+    @property
+    def build_dir(self) -> Path:
+        return self.job / "build"
+
+    @property
+    def tests_built(self) -> Built:
+        """The test executables' part of the build: None for each that built, else its errors."""
+        return {tests: errors for tests, errors in self.built.items() if not is_speed_target(tests)}
+
+    @property
+    def test_programs(self) -> Programs:
+        return {tests: program for tests, program in self.programs.items() if not is_speed_target(tests)}
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    holds: frozenset[Holds]
+    run: Callable[[GradingRun, Submission], Submission]
+
+
 @contextmanager
-def timed(stages: dict[str, float], stage: str) -> Iterator[None]:
-    """Add the seconds the block takes to `stages` (the grade's: where grading time goes)."""
+def timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
+    """Add the seconds the block takes to `seconds` (the grade's: where grading time goes)."""
     started = time.monotonic()
     yield
-    stages[stage] = time.monotonic() - started
+    seconds[stage] = time.monotonic() - started
 
 
-def timed_call(stages: dict[str, float], stage: str, function: Callable[..., T], *args: object) -> T:
-    """`function(*args)`, its seconds added to `stages` (for a stage that runs in a thread)."""
-    with timed(stages, stage):
+def timed_call(seconds: dict[str, float], stage: str, function: Callable[..., T], *args: object) -> T:
+    """`function(*args)`, its seconds added to `seconds` (for a stage that runs in a thread)."""
+    with timed(seconds, stage):
         return function(*args)
+
+
+def isolate(grading: GradingRun, state: Submission) -> Submission:
+    """The forbidden names in the sources, and each task's own folder (isolation/stage.py)."""
+    assignment, progress = grading.assignment, state.progress
+    source_findings = forbidden_in_sources(state.solution, assignment.grading.forbidden, given=assignment.skeleton_dir)
+    with timed(state.seconds, "isolation"):
+        isolations, whole_submission_note = isolation.isolate_tasks(assignment, state.solution, state.job)
+    if whole_submission_note:
+        progress.note(tuple(task.id for task in assignment.tested_tasks), whole_submission_note)
+    if assignment.large_tests and grading.large_size is None:
+        progress.note(tuple(task.id for task in assignment.tested_tasks if task.large_cases), LARGE_CASES_NOTE)
+    return replace(state, source_findings=source_findings, isolations=isolations)
+
+
+def build_programs(grading: GradingRun, state: Submission) -> Submission:
+    """The test executables and speed programs, each task whose isolated build failed built whole."""
+    assignment, solution, build_dir = grading.assignment, state.solution, state.build_dir
+    with timed(state.seconds, "build"):
+        built = build_solution(grading, solution, build_dir, state.isolations)
+        built, standing = isolation.whole_where_isolated_failed(
+            built, state.isolations, lambda whole_dir, targets: build_solution(grading, solution, whole_dir, {}, targets),
+            state.job, assignment.id)
+        fell_back, whole_build_note = isolation.whole_build_note(assignment, state.isolations, standing)
+        if whole_build_note:
+            state.progress.note(fell_back, whole_build_note)
+        not_applicable = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading),
+                                          grading.sandbox, readable=reference.prebuilt_mains(grading),
+                                          cache=grading.compile_cache)
+    return replace(state, built=built, programs=programs_of(build_dir, assignment.id, built), isolations=standing,
+                   not_applicable=not_applicable)
+
+
+def run_tests(grading: GradingRun, state: Submission) -> Submission:
+    """Every group of every test executable on the shared GPU, and the race check beside them on
+    the CPU's cores (race/stage.py)."""
+    with ThreadPoolExecutor(1) as race_thread:
+        race_checking = race_thread.submit(timed_call, state.seconds, "race check", run_race_check, grading,
+                                           state.solution, state.job, state.tests_built, state.not_applicable,
+                                           state.isolations)
+        with timed(state.seconds, "tests"):
+            runs = groups.run_groups(grading, state.job, state.test_programs, state.not_applicable)
+        races = race_checking.result()
+    return replace(state, runs=runs, races=races)
+
+
+def judge_and_score(grading: GradingRun, state: Submission) -> Submission:
+    """The runs' records against the reference's (once it has them), the findings of every
+    program that built, and each task's score."""
+    if state.reference_ready is not None:
+        state.reference_ready.result()  # its failure is the grade's
+    assignment = grading.assignment
+    results = isolation.noted(groups.judge_groups(grading, state.tests_built, state.runs), state.isolations)
+    # Every program that built, the speed programs that time tasks included: the timed program is a checked one.
+    symbol_findings = symbols_in_binaries(
+        state.build_dir, assignment.id, list(state.programs), assignment.grading.forbidden,
+        baseline=grading.reference_build, root=assignment.root,
+    )
+    state = replace(state, results=results, symbol_findings=symbol_findings,
+                    static_findings=findings.findings_by_task(assignment, state.build_dir, state.source_findings, symbol_findings),
+                    found=findings.all_findings(state.source_findings, symbol_findings))
+    state = scored(grading, state)
+    state.progress.reached("tests", state.grades, state.found)
+    return state
+
+
+def confirm_alone(grading: GradingRun, state: Submission) -> Submission:
+    """The groups that failed out of time or GPU memory beside other runs, run again alone."""
+    confirming = groups.confirming_cost(grading, state.results)
+    if not confirming or not state.progress.may_run(confirming):
+        return state
+    with timed(state.seconds, "confirmed alone"):
+        confirmed = groups.confirm_alone(grading, state.job, state.test_programs, state.results, state.not_applicable)
+    state = scored(grading, replace(state, results=state.results | confirmed))
+    state.progress.reached("confirming failures alone", state.grades, state.found)
+    return state
+
+
+def time_speed(grading: GradingRun, state: Submission) -> Submission:
+    """The tasks that passed every test timed against the reference (speed/stage.py)."""
+    speed_plan = plan_speed(grading, state.grades, state.built, state.symbol_findings)
+    if speed_plan.timed and not state.progress.may_run(speed_plan.cost()):
+        speed_plan = speed_plan.without_timing("skipped: the grading deadline was near")
+    with timed(state.seconds, "speed"):
+        grades = add_speed(grading, state.job, state.grades, speed_plan, state.programs)
+    if speed_plan.timed:
+        state.progress.reached("speed", grades, state.found)
+    return replace(state, grades=grades)
+
+
+def sanitize(grading: GradingRun, state: Submission) -> Submission:
+    """compute-sanitizer on the test executables, sharing the GPU with other grades' runs: the first
+    stage to go when time is short, but for the runs that decide points (a race check's GPU half;
+    sanitizers/stage.py)."""
+    sanitizer_runs = sanitizers.planned_runs(grading, state.tests_built)
+    deciding = sanitizers.deciding(grading, sanitizer_runs)
+    optional = [run for run in sanitizer_runs if run not in deciding]
+    if optional and not state.progress.may_run(sanitizers.cost(grading, optional)):
+        sanitizer_runs = deciding
+    with timed(state.seconds, "sanitizers"):
+        reports = sanitizers.run_sanitizers(grading, state.job, sanitizer_runs, state.test_programs)
+    return replace(state, sanitizer_reports=reports)
+
+
+def add_feedback(grading: GradingRun, state: Submission) -> Submission:
+    """The race check's warnings, after speed, which a task's feedback withholds (a warning costs
+    nothing), and the sanitizers' reports with what they cost."""
+    grades = add_race_warnings(grading.assignment, state.grades, state.races)
+    return replace(state, grades=sanitizers.add_sanitizer_reports(grading, grades, state.sanitizer_reports))
+
+
+STAGES = (
+    Stage("isolation", frozenset({Holds.CPU}), isolate),
+    Stage("build", frozenset({Holds.CPU}), build_programs),
+    Stage("tests", frozenset({Holds.CPU, Holds.GPU_SHARED}), run_tests),
+    Stage("judge and score", frozenset(), judge_and_score),
+    Stage("confirming failures alone", frozenset({Holds.GPU_ALONE}), confirm_alone),
+    Stage("speed", frozenset({Holds.GPU_ALONE}), time_speed),
+    Stage("sanitizers", frozenset({Holds.GPU_SHARED}), sanitize),
+    Stage("feedback", frozenset(), add_feedback),
+)
 
 
 def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path,
                      publish: Callable[[Grade], None] | None = None) -> Grade:
-    """Grade one submission in the private job directory `job` (emptied first); `publish` is
-    given the grade so far after each stage that earns points."""
+    """Grade one submission in the private job directory `job` (emptied first): intake, then
+    STAGES; `publish` is given the grade so far after each stage that earns points."""
     started = time.monotonic()
     base = dict(student=student, assignment=grading.assignment.id, backend=grading.backend, seed=grading.seed,
                 hidden_sizes=grading.hidden_sizes, large_size=grading.large_size, environment=grading.environment)
@@ -77,94 +269,29 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
         intake = take(submission, grading.assignment, job / "submission")
     except SubmissionRejected as rejection:
         return rejected(rejection)
-    stages: dict[str, float] = {}
-    progress = Progress(grading.deadline, dict(files=intake.files, ignored=intake.ignored, **base), publish)
+    state = Submission(job, Progress(grading.deadline, dict(files=intake.files, ignored=intake.ignored, **base), publish))
     try:
-        tasks, found = grade_files(grading, job, stages, progress)
+        with ThreadPoolExecutor(1) as beside:
+            state = replace(state, reference_ready=beside.submit(reference.prepare, grading))
+            for stage in STAGES:
+                state = stage.run(grading, state)
     except SubmissionRejected as rejection:  # a build's harness check (compiled_checks.py)
         return rejected(rejection)
     except (GradingError, InputError, OSError, SandboxFailure) as error:
         message = error.message if isinstance(error, InputError) else str(error)
         return Grade(status=Status.NOT_GRADED, message=message, files=intake.files, seconds=time.monotonic() - started, **base)
-    return progress.grade(tasks, found, seconds=time.monotonic() - started,
-                          stages={stage: round(took, 1) for stage, took in stages.items()})
+    return state.progress.grade(state.grades, state.found, seconds=time.monotonic() - started,
+                                stages={stage: round(took, 1) for stage, took in state.seconds.items()})
 
 
-def grade_files(grading: GradingRun, job: Path, stages: dict[str, float],
-                progress: Progress) -> tuple[list[TaskGrade], tuple[str, ...]]:
-    """The stages after intake, on the files taken into <job>/submission: every task's grade, and
-    every static finding."""
+def scored(grading: GradingRun, state: Submission) -> Submission:
+    """Each task's grade from the groups' verdicts and its findings: the static checks', the unmet
+    requirements' (the properties' records are read each time: a group confirmed alone records
+    them again) and the race check's."""
     assignment = grading.assignment
-    solution, build_dir = job / "submission", job / "build"
-    source_findings = forbidden_in_sources(solution, assignment.grading.forbidden, given=assignment.skeleton_dir)
-    with timed(stages, "isolation"):
-        isolations, whole_submission_note = isolation.isolate_tasks(assignment, solution, job)
-    if whole_submission_note:
-        progress.note(tuple(task.id for task in assignment.tested_tasks), whole_submission_note)
-    if assignment.large_tests and grading.large_size is None:
-        progress.note(tuple(task.id for task in assignment.tested_tasks if task.large_cases), LARGE_CASES_NOTE)
-    with reference_beside(grading):
-        with timed(stages, "build"):
-            built = build_solution(grading, solution, build_dir, isolations)
-            built, standing = isolation.whole_where_isolated_failed(
-                built, isolations, lambda whole_dir, targets: build_solution(grading, solution, whole_dir, {}, targets),
-                job, assignment.id)
-            fell_back, whole_build_note = isolation.whole_build_note(assignment, isolations, standing)
-            if whole_build_note:
-                progress.note(fell_back, whole_build_note)
-            isolations = standing
-            not_applicable = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading),
-                                              grading.sandbox, readable=reference.prebuilt_mains(grading),
-                                              cache=grading.compile_cache)
-        tests_built = {tests: errors for tests, errors in built.items() if not is_speed_target(tests)}
-        # The race check uses CPU cores beside the tests (race/stage.py).
-        with ThreadPoolExecutor(1) as race_thread:
-            race_checking = race_thread.submit(timed_call, stages, "race check", run_race_check,
-                                               grading, solution, job, tests_built, not_applicable, isolations)
-            with timed(stages, "tests"):
-                runs = groups.run_groups(grading, job, tests_built, not_applicable)
-            races = race_checking.result()
-    results = isolation.noted(groups.judge_groups(grading, tests_built, runs), isolations)
-    # Every program that built, the speed programs that time tasks included: the timed program is a checked one.
-    symbol_findings = symbols_in_binaries(
-        build_dir, assignment.id, [target for target, errors in built.items() if errors is None], assignment.grading.forbidden,
-        baseline=grading.reference_build, root=assignment.root,
-    )
-    static_findings = findings.findings_by_task(assignment, build_dir, source_findings, symbol_findings)
-    # The properties' records are read each time: a group confirmed alone records them again.
-    def task_findings_now() -> dict[str, tuple[str, ...]]:
-        return race_findings(assignment, races, add_unmet_requirements(assignment, runs, results, static_findings))
-
-    task_findings = task_findings_now()
-    found = findings.all_findings(source_findings, symbol_findings)
-    grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
-    progress.reached("tests", grades, found)
-    confirming = groups.confirming_cost(grading, results)
-    if confirming and progress.may_run(confirming):
-        with timed(stages, "confirmed alone"):
-            results |= groups.confirm_alone(grading, job, results, not_applicable)
-        task_findings = task_findings_now()
-        grades = score_tasks(assignment, results, grading.active_groups(), task_findings, solution)
-        progress.reached("confirming failures alone", grades, found)
-    speed_plan = plan_speed(grading, grades, built, symbol_findings)
-    if speed_plan.timed and not progress.may_run(speed_plan.cost()):
-        speed_plan = speed_plan.without_timing("skipped: the grading deadline was near")
-    with timed(stages, "speed"):
-        grades = add_speed(grading, job, grades, speed_plan, built)
-    if speed_plan.timed:
-        progress.reached("speed", grades, found)
-    # Last, sharing the GPU with other grades' runs (sanitizers/stage.py): the first stage to go when time is short,
-    # but for the runs that decide points (a race check's GPU half).
-    sanitizer_runs = sanitizers.planned_runs(grading, tests_built)
-    deciding = sanitizers.deciding(grading, sanitizer_runs)
-    optional = [run for run in sanitizer_runs if run not in deciding]
-    if optional and not progress.may_run(sanitizers.cost(grading, optional)):
-        sanitizer_runs = deciding
-    with timed(stages, "sanitizers"):
-        sanitizer_reports = sanitizers.run_sanitizers(grading, job, sanitizer_runs)
-    # After speed, which a task's feedback withholds: a warning costs nothing.
-    grades = add_race_warnings(assignment, grades, races)
-    return sanitizers.add_sanitizer_reports(grading, grades, sanitizer_reports), found
+    task_findings = race_findings(assignment, state.races,
+                                  add_unmet_requirements(assignment, state.runs, state.results, state.static_findings))
+    return replace(state, grades=score_tasks(assignment, state.results, grading.active_groups(), task_findings, state.solution))
 
 
 def add_unmet_requirements(assignment: Assignment, runs: list[groups.GroupRun],
@@ -180,16 +307,6 @@ def add_unmet_requirements(assignment: Assignment, runs: list[groups.GroupRun],
             lines = tuple(f"{line} ({LOCKSTEP_MEASUREMENT})" for line in lines)
         unmet[task.id] = task_findings[task.id] + lines
     return unmet
-
-
-@contextmanager
-def reference_beside(grading: GradingRun) -> Iterator[None]:
-    """The reference's build and runs, going on beside what the block does (none is timed); its
-    failure is raised when the block ends."""
-    with ThreadPoolExecutor(1) as background:
-        preparing = background.submit(reference.prepare, grading)
-        yield
-        preparing.result()
 
 
 def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolations: dict[str, Isolation],

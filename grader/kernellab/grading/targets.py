@@ -3,12 +3,16 @@ manifest `tests` name, the speed program, and the speed program of each task jud
 functions (built against the task's isolated folder, so another task's mistake cannot slow it)."""
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from kernellab import cmake
 from kernellab.manifest import Assignment
 
 SPEED_TARGET = "speed"
+
+# The build's result that the stages run: the program of each target that built.
+Programs = dict[str, Path]
 
 
 def tested(assignment: Assignment) -> list[str]:
@@ -38,6 +42,12 @@ def target_name(assignment_id: str, target: str) -> str:
 
 def executable(build_dir: Path, assignment_id: str, target: str) -> Path:
     return cmake.program(build_dir, assignment_id, target_name(assignment_id, target))
+
+
+def programs_of(build_dir: Path, assignment_id: str, built: Mapping[str, str | None]) -> Programs:
+    """The program of each target of `built` that built (no compiler errors), as the build left it
+    in `build_dir`."""
+    return {target: executable(build_dir, assignment_id, target) for target, errors in built.items() if errors is None}
 
 
 def view_dir(build_dir: Path, tests: str) -> Path:

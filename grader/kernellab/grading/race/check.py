@@ -32,6 +32,7 @@ from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import GradingError
 from kernellab.grading.run import GradingRun
+from kernellab.grading.targets import programs_of
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
@@ -119,12 +120,13 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
         cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}", f"-DKERNELLAB_PREBUILT_CPU_RUNTIME={run.reference_build}")
     built = build(run.assignment, solution, job / "build", list(tests), cmake_args, run.sandbox,
                   readable=prebuilt, views=isolation.views(isolations), cache=run.compile_cache)
+    programs = programs_of(job / "build", run.assignment.id, built)
     checks = {}
     for name in tests:
         if built[name] is not None:
             checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, f"its CPU-backend build failed:\n{built[name]}", run.hidden_sizes)
             continue
-        ran = run_group(run, job, name, GROUP, not_applicable)
+        ran = run_group(run, job, programs[name], name, GROUP, not_applicable)
         if why := out_of_time(run, [ran]):
             # As for the tests: a run the grading deadline cut says nothing of the code, and
             # neither a race finding nor a pass may come of it.

@@ -17,7 +17,7 @@ from kernellab.grading.model import TaskGrade
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import compute_sanitizer
-from kernellab.grading.targets import executable
+from kernellab.grading.targets import Programs
 
 
 STAGE = "GPU sanitizers"
@@ -52,8 +52,9 @@ def cost(grading: GradingRun, runs: list[SanitizerRun]) -> StageCost:
                      tuple(task.id for task in grading.assignment.tested_tasks if task.tests in tests))
 
 
-def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun]) -> list[compute_sanitizer.SanitizerReport]:
-    """compute-sanitizer's reports of `runs`, each run's limit cut to what the deadline leaves."""
+def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun], programs: Programs) -> list[compute_sanitizer.SanitizerReport]:
+    """compute-sanitizer's reports of `runs`, each on its program of `programs` (the build's), each
+    run's limit cut to what the deadline leaves."""
     tool_path = compute_sanitizer.find_tool()
     if not runs or tool_path is None:
         return []
@@ -64,7 +65,7 @@ def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun]) -> 
         tests, tool = run
         with grading.run_slots:
             return compute_sanitizer.sanitize(
-                tool_path, tool, executable(job / "build", grading.assignment.id, tests), tests,
+                tool_path, tool, programs[tests], tests,
                 job / "sanitizers" / f"{tests}.{tool}.log", grading.deadline.timeout_for(grading.timeout_s * compute_sanitizer.TIMEOUT_FACTOR),
                 grading.sandbox, limits.sanitizer_sizes, limits.sanitizer_block_sizes,
             )

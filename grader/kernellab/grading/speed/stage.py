@@ -1,5 +1,6 @@
 """The speed stage: time the tasks whose tests all passed against the reference, with the GPU alone."""
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -8,7 +9,7 @@ from kernellab.grading.building import Built
 from kernellab.grading.model import GradingError, SpeedResult, TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.grading.speed import timing
-from kernellab.grading.targets import SPEED_TARGET, executable, task_speed_target
+from kernellab.grading.targets import SPEED_TARGET, Programs, executable, task_speed_target
 from kernellab.manifest import SpeedCase
 from kernellab.verdict import Verdict
 
@@ -43,7 +44,7 @@ def plan_speed(grading: GradingRun, grades: list[TaskGrade], built: Built, findi
         if not grade.groups or any(group.verdict != Verdict.PASSED for group in grade.groups) or grade.feedback:
             why_not[grade.id] = "speed is scored once the task passes all its tests"
     for case in grading.assignment.speed:
-        target = timing_program(grading, case, built)
+        target = timing_program(grading, case, [target for target, errors in built.items() if errors is None])
         if not grading.backend.times_speed:
             why_not.setdefault(case.task, "the CPU backend gives no speed scores; grade on a GPU for them")
         elif built.get(target) is not None:
@@ -53,21 +54,16 @@ def plan_speed(grading: GradingRun, grades: list[TaskGrade], built: Built, findi
     return SpeedPlan(tuple(case for case in grading.assignment.speed if case.task not in why_not), why_not)
 
 
-def timing_program(grading: GradingRun, case: SpeedCase, built: Built) -> str:
+def timing_program(grading: GradingRun, case: SpeedCase, built: Collection[str]) -> str:
     """The program that times the student's code for `case`: the task's own speed program where
     it built (the task's functions, the reference's or the skeleton's for the others), else the
-    whole submission's."""
+    whole submission's; `built`: the targets that built."""
     own = task_speed_target(next(task.tests for task in grading.assignment.tasks if task.id == case.task))
-    return own if built.get(own, "") is None else SPEED_TARGET
+    return own if own in built else SPEED_TARGET
 
 
-def student_programs(grading: GradingRun, job: Path, cases: tuple[SpeedCase, ...], built: Built) -> dict[str, Path]:
-    """Per case, its timing program."""
-    return {case.case: executable(job / "build", grading.assignment.id, timing_program(grading, case, built)) for case in cases}
-
-
-def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: SpeedPlan, built: Built) -> list[TaskGrade]:
-    """Each task's speed results and points, as `plan` says; `built`: the build stage's targets."""
+def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: SpeedPlan, programs: Programs) -> list[TaskGrade]:
+    """Each task's speed results and points, as `plan` says; `programs`: the build's."""
     if not grading.assignment.speed:
         return grades
     results: list[SpeedResult] = [result for case in grading.assignment.speed if case.task in plan.why_not
@@ -77,7 +73,7 @@ def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: Spe
             with grading.gpu_lock.exclusive():
                 results += timing.measure(
                     plan.timed,
-                    student_programs(grading, job, plan.timed, built),
+                    {case.case: programs[timing_program(grading, case, programs)] for case in plan.timed},
                     executable(grading.reference_build, grading.assignment.id, SPEED_TARGET),
                     job / "speed",
                     grading.seed,
