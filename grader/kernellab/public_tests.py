@@ -18,7 +18,8 @@ from kernellab.junit import failed_test_cases, first_failure
 from kernellab.manifest import Assignment, Task
 from kernellab.solution import check_solution, choose_assignment
 from kernellab.table import format_columns, shortened
-from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NOT_RUN, RunEnd, Verdict, decide, lockstep_warning
+from kernellab.verdict import (LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, NOT_RUN, RunEnd, Verdict, decide,
+                               lockstep_warning)
 
 # Every other verdict is a problem of the solution.
 NOT_PROBLEMS = (Verdict.PASSED, *NOT_RUN)
@@ -167,7 +168,8 @@ def run_end(tested: cmake.Completed, failed_cases: list[str], cpu_backend: bool 
     code, which leaves the verdict to a GPU as a grade does (verdict.RunEnd)."""
     failed = bool(failed_cases)
     return RunEnd(None if tested.timed_out else tested.exit_code, tested.timed_out, failed=failed,
-                  has_results=failed or cpu_backend, cpu_backend=cpu_backend, failures_left_to_gpu=cpu_backend)
+                  has_results=failed or cpu_backend, needs_gpu=cpu_backend and tested.exit_code == NO_GPU_EXIT_CODE,
+                  failures_left_to_gpu=cpu_backend)
 
 
 def task_verdict(tested: cmake.Completed, report: Path, timeout_s: float, cpu_backend: bool = False) -> Outcome:

@@ -36,6 +36,11 @@ class Record:
     elems_per_block: int
     elems_per_thread: int
     payload: bytes
+    # The end record's own (record.hpp: the harness's main writes them once the tests have run): the
+    # CPU backend's first warning of warp-synchronous code, and whether failed test cases beside it
+    # leave the verdict to a GPU.
+    lockstep_warning: str = ""
+    needs_gpu: bool = False
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -90,7 +95,10 @@ def _read_one(data: bytes, offset: int) -> tuple[Record | None, int, str]:
 
 
 def _record(header: dict, payload: bytes) -> Record:
-    record = Record(**{name: _typed(header, name, kind) for name, kind in _HEADER_FIELDS.items()}, payload=payload)
+    ending = {name: _typed(header, name, kind) for name, kind in _END_FIELDS.items() if name in header}
+    record = Record(**{name: _typed(header, name, kind) for name, kind in _HEADER_FIELDS.items()}, payload=payload, **ending)
+    if ending and record.role != "end":
+        raise ValueError(f"{', '.join(ending)} in a record of role {record.role!r}")
     if record.role not in _ROLES:
         raise ValueError(f"role {record.role!r}")
     if record.element_size <= 0 or record.chunk <= 0 or record.count < 0:
@@ -101,8 +109,15 @@ def _record(header: dict, payload: bytes) -> Record:
     return record
 
 
-# The header's fields and their types: every field of Record but the payload.
-_HEADER_FIELDS = {field.name: field.type for field in fields(Record) if field.name != "payload"}
+# The header's fields and their types: every field of Record but the payload; the end record's
+# own, which only it may hold.
+_END_FIELDS = {"lockstep_warning": str, "needs_gpu": bool}
+_HEADER_FIELDS = {field.name: field.type for field in fields(Record) if field.name != "payload" and field.name not in _END_FIELDS}
+
+
+def end_record(records: RecordFile) -> Record | None:
+    """The end record that closes `records`, or None where the run did not reach it."""
+    return records.records[-1] if records.records and records.records[-1].role == "end" else None
 
 
 def chunk_count(record: Record) -> int:

@@ -66,9 +66,9 @@ class RunOutcome:
             return ""
         return signal_name(-self.exit_code)
 
-    def end(self, failed: bool, has_results: bool, cpu_backend: bool, failures_left_to_gpu: bool = False) -> RunEnd:
+    def end(self, failed: bool, has_results: bool, needs_gpu: bool, failures_left_to_gpu: bool = False) -> RunEnd:
         """How the run ended, with what its results showed, for verdict.decide."""
-        return RunEnd(self.exit_code, self.timed_out, failed, has_results, self.limit_hit, cpu_backend, failures_left_to_gpu)
+        return RunEnd(self.exit_code, self.timed_out, failed, has_results, self.limit_hit, needs_gpu, failures_left_to_gpu)
 
     def may_owe_to_neighbours(self) -> bool:
         """Whether the run may have failed through the runs beside it: out of time, or out of GPU

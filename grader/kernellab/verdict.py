@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 # The exit status of a test executable that found no GPU and so ran no test; on the CPU backend,
-# also of one whose results were right but that warned of warp-synchronous code.
+# also of one whose cases failed beside a warning of warp-synchronous code (for CTest and `test`;
+# a grade reads that from the run's end record).
 NO_GPU_EXIT_CODE = 77
 
 
@@ -51,9 +52,9 @@ _LOCKSTEP_WARNING = re.compile(r": warning: (warp-synchronous race in .*)$", re.
 
 
 def lockstep_warning(output: str) -> str:
-    """The first warp-synchronous race that a run's output warns of, or "". The student's process
-    prints it: it can add a warning to the feedback, never a point; on the CPU backend it can also
-    leave a grade's wrong records to a GPU, as the process could by exiting with 77."""
+    """The first warp-synchronous race that a run's output warns of, or "" (`test`, which reads no
+    records; a grade reads the run's end record). The student's process prints it: it can add a
+    warning to the feedback, never a point."""
     found = _LOCKSTEP_WARNING.search(output)
     return found[1] if found else ""
 
@@ -98,8 +99,10 @@ class RunEnd:
     has_results: bool = False
     # The sandbox limit that stopped it ("memory", "processes"), if one did.
     limit_hit: str = ""
-    # Whether NO_GPU_EXIT_CODE with results is the CPU backend's warning of warp-synchronous code.
-    cpu_backend: bool = False
+    # Whether the CPU backend warned of warp-synchronous code in a way that leaves the verdict to a
+    # GPU: a grade's run whose end record says so, or whose records the judge found wrong beside
+    # its warning; in `test` and `wrong` (no records), exit status NO_GPU_EXIT_CODE with results.
+    needs_gpu: bool = False
     # Whether failed cases beside that warning are left to a GPU too: the CPU backend runs a warp's
     # lanes one after another between barriers, so code written for lanes in lockstep computes
     # wrong values there. Never where an exit status alone would waive a cost (a GPU grade's race
@@ -117,7 +120,7 @@ def decide(end: RunEnd) -> str:
         return Verdict.NO_GPU
     if end.exit_code is not None and end.exit_code < 0:
         return crashed(signal_name(-end.exit_code))
-    if end.exit_code == NO_GPU_EXIT_CODE and end.cpu_backend and (not end.failed or end.failures_left_to_gpu):
+    if end.needs_gpu and (not end.failed or end.failures_left_to_gpu):
         # Lockstep execution is what only a GPU can confirm (or refute).
         return Verdict.NEEDS_GPU
     if end.failed:

@@ -77,8 +77,10 @@ def record_bytes(
     whole: bool = True,
     chunk: int = 4096,
     layout: tuple[int, int, int] = (32, 32, 1),
+    ending: dict | None = None,
 ) -> bytes:
-    """One record as the harness (kernellab/record.hpp) writes it."""
+    """One record as the harness (kernellab/record.hpp) writes it; `ending`: an end record's own
+    fields (lockstep_warning, needs_gpu)."""
     element_size = values.dtype.itemsize * (values.shape[1] if values.ndim == 2 else 1)
     count = values.shape[0]
     if whole:
@@ -96,7 +98,7 @@ def record_bytes(
     header = json.dumps(
         dict(test=test, case=case, check=check, ordinal=ordinal, role=role, format=fmt, count=count,
              element_size=element_size, whole=whole, chunk=chunk, block_size=layout[0],
-             elems_per_block=layout[1], elems_per_thread=layout[2])
+             elems_per_block=layout[1], elems_per_thread=layout[2], **(ending or {}))
     ).encode()
     return b"KLR1" + struct.pack("<I", len(header)) + header + struct.pack("<Q", len(payload)) + payload
 
@@ -109,8 +111,8 @@ def judge_stand_in(tmp_path: Path, backend: str, expected: bytes, produced: byte
                    not_applicable: tuple = (), failures_left_to_gpu: bool = True, warns: bool = True):
     """The verdict on one public-group run of a shell script standing in for the starter's test
     executable: the reference's records are `expected`; the script writes `produced` (records as
-    the harness writes them), prints the CPU backend's warning (if `warns`) and exits with
-    `exit_code`."""
+    the harness writes them), prints the CPU backend's warning on its output (if `warns`: what any
+    student code can print, which the judge does not read) and exits with `exit_code`."""
     from kernellab.grading.groups import judge_group, run_group
     from kernellab.grading.resources import GpuLock
     from kernellab.grading.run import GradingRun

@@ -56,6 +56,9 @@ const Settings& settings() {
 std::atomic<cudaError_t> last_error{cudaSuccess};
 std::atomic<size_t> shared_optin{kDefaultSharedPerBlock};
 std::atomic<int> warp_synchronous_warnings{0};
+// The first of them (its message), for the end record: launches may run on several threads.
+std::mutex first_lockstep_warning_mutex;
+std::string first_lockstep_warning;
 // Bytes the copies moved from device to host memory (kernellab/host_traffic.hpp).
 std::atomic<uint64_t> copied_to_host{0};
 // Threads of the launches that ran (kernellab/launched_threads.hpp).
@@ -224,6 +227,10 @@ void reportWarpSynchronousRace(const LaunchRequest& request, const std::string& 
         throw Finding(FindingKind::WarpSynchronousRace, request.site.file, request.site.line, message);
     }
     std::fprintf(stderr, "%s: warning: %s\n", at(request.site).c_str(), message.c_str());
+    {
+        const std::lock_guard<std::mutex> lock(first_lockstep_warning_mutex);
+        if (first_lockstep_warning.empty()) { first_lockstep_warning = message; }
+    }
     warp_synchronous_warnings++;
 }
 
@@ -340,6 +347,11 @@ const char* findingName(FindingKind kind) {
         case FindingKind::KernelException: return "exception in device code";
     }
     return "finding";
+}
+
+std::string firstLockstepWarning() {
+    const std::lock_guard<std::mutex> lock(first_lockstep_warning_mutex);
+    return first_lockstep_warning;
 }
 
 int exitStatus(int failed) {

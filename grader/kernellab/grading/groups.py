@@ -21,9 +21,9 @@ from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import Programs
 from kernellab.judge import TestCaseResult, by_test_case, judge
-from kernellab.records import read_records
+from kernellab.records import end_record, read_records
 from kernellab.sandbox.step import Step, fresh_output, run_step
-from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, NOT_RUN, Verdict, decide, lockstep_warning
+from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, NOT_RUN, Verdict, decide
 
 OUTPUT_TAIL_LINES = 6
 # Catch2's words for an exception that ended a test case: a CUDA error, or a finding of the CPU
@@ -88,6 +88,12 @@ def run_group(grading: GradingRun, job: Path, program: Path, tests: str, group: 
     return GroupRun(tests, group, records, outcome, step, not_applicable, limit_s)
 
 
+def warned_lockstep(ran: GroupRun) -> str:
+    """The CPU backend's first warning of warp-synchronous code in `ran`, from its end record ("" without)."""
+    ending = end_record(read_records(ran.records))
+    return ending.lockstep_warning if ending else ""
+
+
 def run_log(job: Path, tests: str, group: str) -> Path:
     """Where the output of one group's run is kept."""
     return job / "logs" / f"{tests}.{group}.log"
@@ -123,22 +129,26 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
     checks = judge(applicable, own)
     cases = tuple(by_test_case(checks))
     failed = [case for case in cases if not case.passed]
-    end = outcome.end(bool(failed or produced.problem), bool(produced.records), grading.backend.warns_warp_synchronous,
-                      failures_left_to_gpu)
-    if end.cpu_backend and end.failed and end.exit_code == 0 and lockstep_warning(outcome.output):
-        # The run's own checks found nothing (its records are judged here), and it warned of
-        # warp-synchronous code: what exit status 77 says of a run that judges itself (the CPU
-        # runtime's exitStatus), and no more than the run could say by exiting with 77.
-        end = replace(end, exit_code=NO_GPU_EXIT_CODE)
-    reached_end = bool(produced.records) and produced.records[-1].role == "end"
+    # How the run ended, as the harness's main wrote it in the end record once the tests had run
+    # (none where the run did not reach it): on the CPU backend, its warning of warp-synchronous
+    # code, and whether its failed cases beside the warning leave the verdict to a GPU. A grade's
+    # run checks nothing itself (the judge has the expected values) and exits 0: its warning
+    # beside records the judge finds wrong says the same, and no more than the end record could.
+    ending = end_record(produced)
+    warning = ending.lockstep_warning if ending else ""
+    judged_failed = bool(failed or produced.problem)
+    needs_gpu = grading.backend.warns_warp_synchronous and ending is not None and (
+        ending.needs_gpu or (judged_failed and bool(warning) and outcome.exit_code == 0))
+    end = outcome.end(judged_failed, bool(produced.records), needs_gpu, failures_left_to_gpu)
+    reached_end = ending is not None
     if not_applicable and end.exit_code in (1, NO_GPU_EXIT_CODE) and reached_end and not end.failed:
         # A case the submission's code does not promise may fail in the run (the course's host
         # wrappers cannot launch it); its records are left out, and a run that reached its end
         # says no more by its exit status than by its records.
-        end = replace(end, exit_code=0)
+        end = replace(end, exit_code=0, needs_gpu=False)
     verdict = decide(end)
     if verdict == Verdict.PASSED:
-        detail = f"warning: {race}" if (race := lockstep_warning(outcome.output)) else ""
+        detail = f"warning: {warning}" if warning else ""
     elif verdict == Verdict.NO_GPU:
         detail = "no CUDA device"
     elif verdict == Verdict.NEEDS_GPU and not end.failed:

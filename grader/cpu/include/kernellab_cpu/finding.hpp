@@ -39,4 +39,8 @@ class Finding : public std::runtime_error {
  */
 int exitStatus(int failed);
 
+/** The first warp-synchronous race that was only warned about, or "": the harness's main writes it
+ * into the end record (record.hpp), where the judge reads it. */
+std::string firstLockstepWarning();
+
 }  // namespace kernellab::cpu

@@ -119,10 +119,17 @@ class Recorder {
                layout);
     }
 
-    /** The end record, written by main once the tests have run: the judge reads nothing after it. */
-    void end() {
+    /**
+     * The end record, written by main once the tests have run: the judge reads nothing after it.
+     * It says how the run ended where an exit status cannot say it as data: the CPU backend's first
+     * warning of warp-synchronous code (`lockstep_warning`, "" without one), and whether failed
+     * test cases beside that warning leave the verdict to a GPU (`needs_gpu`).
+     */
+    void end(const std::string& lockstep_warning = "", bool needs_gpu = false) {
         if (active()) {
-            append("", "", "end", "bytes", 0, 1, nullptr, true, ",\"block_size\":0,\"elems_per_block\":0,\"elems_per_thread\":1");
+            append("", "", "end", "bytes", 0, 1, nullptr, true,
+                   ",\"block_size\":0,\"elems_per_block\":0,\"elems_per_thread\":1,\"lockstep_warning\":"
+                       + jsonString(lockstep_warning) + ",\"needs_gpu\":" + (needs_gpu ? "true" : "false"));
         }
     }
 

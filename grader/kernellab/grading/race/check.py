@@ -27,7 +27,7 @@ from kernellab.deadline import Deadline
 from kernellab.errors import InputError
 from kernellab.grading import reference
 from kernellab.grading.building import build, cpu_fixed_orders_arg, student_role_args
-from kernellab.grading.groups import judge_group, out_of_time, reported_errors, run_group
+from kernellab.grading.groups import judge_group, out_of_time, reported_errors, run_group, warned_lockstep
 from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import GradingError
@@ -36,7 +36,7 @@ from kernellab.grading.targets import programs_of
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
-from kernellab.verdict import Verdict, lockstep_warning
+from kernellab.verdict import Verdict
 
 # No nvcc check here: the GPU build already compiled the sources with nvcc. The reference's
 # runtime is compiled with the thread orders fixed, as a student build's must be: every
@@ -134,7 +134,7 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
         result = judge_group(run, ran, failures_left_to_gpu=False)
         if result.verdict == Verdict.PASSED:
             # A warp-synchronous race that the task's policy accepts: right in lockstep, a warning.
-            checks[name] = RaceCheck(name, result.verdict, lockstep_warning(ran.outcome.output), run.hidden_sizes)
+            checks[name] = RaceCheck(name, result.verdict, warned_lockstep(ran), run.hidden_sizes)
         else:
             checks[name] = RaceCheck(name, result.verdict, race_reported(ran.outcome.output) or result.detail, run.hidden_sizes)
     return checks
