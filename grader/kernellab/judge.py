@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernellab.grading.model import TestCaseResult
 from kernellab.records import Record, chunk_count
 
 NO_EXPECTED_RESULTS = "the reference's records hold no expected result to compare with: grading must be rerun"
@@ -31,23 +32,6 @@ class CheckResult:
     ordinal: int
     passed: bool
     message: str = ""
-
-
-@dataclass(frozen=True)
-class TestCaseResult:
-    """One Catch2 test case: passed when every check it made for the reference passed."""
-
-    __test__ = False  # a result, not a pytest test class, despite its name
-
-    name: str
-    checks: int
-    failed: int
-    # The first failed check's inputs and message.
-    first_failure: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.failed == 0
 
 
 # The test name of the one failed result that a forged record file gets.

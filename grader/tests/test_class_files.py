@@ -13,8 +13,7 @@ import pytest
 from helpers import write_files
 from kernellab.errors import InputError
 from kernellab.gradebook import GradebookOptions, loose_entries, read_roster, write_gradebooks
-from kernellab.grading.model import Grade, GroupResult, SpeedResult, TaskGrade
-from kernellab.judge import TestCaseResult
+from kernellab.grading.model import Grade, GroupResult, SpeedResult, TaskGrade, TestCaseResult
 from kernellab.known_wrong import find_wrong_versions
 from kernellab.manifest import load_assignment
 from kernellab.patches import apply_patch, parse_patch

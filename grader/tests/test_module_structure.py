@@ -4,6 +4,9 @@ that import no other command and that no library module imports, and modules sho
 (docs/architecture.md)."""
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +167,12 @@ def test_no_library_module_imports_a_command():
 def test_no_module_is_longer_than_the_limit(module):
     lines = len(MODULES[module].read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{MODULES[module]}: {lines} lines"
+
+
+def test_the_students_launcher_imports_the_standard_library_alone():
+    # The handout runs `python3 -S -m kernellab.student` (bundle.py): no site-packages, so no numpy.
+    # Seen when the speed stage's timing, which `kernellab test` reads, came to import the judge.
+    grader = Path(__file__).resolve().parents[1]
+    imported = subprocess.run([sys.executable, "-S", "-c", "import kernellab.student"], capture_output=True, text=True,
+                              env={"PYTHONPATH": str(grader), "PATH": os.environ.get("PATH", "")})
+    assert imported.returncode == 0, imported.stderr

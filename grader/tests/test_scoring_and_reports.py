@@ -13,11 +13,10 @@ from helpers import REAL_ROOT, write_files
 from kernellab import reports
 from kernellab.backend import Backend
 from kernellab.grading.groups import first_reported_error
-from kernellab.grading.model import Grade, GroupResult, SpeedResult
+from kernellab.grading.model import Grade, GroupResult, SpeedResult, TestCaseResult
 from kernellab.grading.run import GradingRun, draw_hidden_sizes, draw_large_size
 from kernellab.grading.scoring import answer_matches, score_answers, score_task
 from kernellab.grading.speed.timing import speed_points
-from kernellab.judge import TestCaseResult
 from kernellab.manifest import Grading, load_assignment
 from kernellab.manifest_fields import ManifestError
 from kernellab.static_checks import forbidden_in_sources

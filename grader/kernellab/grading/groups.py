@@ -16,11 +16,11 @@ from kernellab.applicability import Condition
 from kernellab.deadline import StageCost, duration
 from kernellab.grading import reference
 from kernellab.grading.building import Built
-from kernellab.grading.model import GradingError, GroupResult
+from kernellab.grading.model import GradingError, GroupResult, TestCaseResult
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import Programs
-from kernellab.judge import TestCaseResult, by_test_case, judge
+from kernellab.judge import by_test_case, judge
 from kernellab.records import end_record, read_records
 from kernellab.sandbox.step import Step, fresh_output, run_step
 from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, NOT_RUN, Verdict, decide

@@ -3,8 +3,25 @@
 import json
 from dataclasses import asdict, dataclass, field
 
-from kernellab.judge import TestCaseResult
 from kernellab.verdict import FINAL_STATUSES, Status
+
+
+@dataclass(frozen=True)
+class TestCaseResult:
+    """One Catch2 test case: passed when every check it made for the reference passed."""
+
+    __test__ = False  # a result, not a pytest test class, despite its name
+
+    name: str
+    checks: int
+    failed: int
+    # The first failed check's inputs and message.
+    first_failure: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.failed == 0
+
 
 
 class GradingError(Exception):
