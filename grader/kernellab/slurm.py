@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kernellab import PACKAGE_PARENT
 from kernellab.errors import InputError, display_path
 
 SLURM_FOLDER = "slurm"
@@ -35,8 +36,6 @@ COLLECT_SCRIPT = "collect.sbatch"
 DEFAULT_STUDENTS_PER_TASK = 10
 DEFAULT_TIME_LIMIT = "1:00:00"
 DEFAULT_CPUS = 8
-# The package's folder, put first on the jobs' PYTHONPATH: they grade with this very code.
-PACKAGE_PARENT = Path(__file__).resolve().parents[1]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ honestly or not: no GPU is needed to see what the grader measures and what it re
 
 import hashlib
 import stat
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -177,3 +178,16 @@ def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
     assert len(seeds) == 45
     assert timing.repetition_seed(7, 0, "map", 64, 0) != timing.repetition_seed(8, 0, "map", 64, 0)
 
+
+
+def test_the_clock_starts_where_kernellab_is_not_installed(tmp_path, monkeypatch):
+    # Seen on an H100 after the clock moved a folder down: the PYTHONPATH it was given named the
+    # wrong folder, and only an installed kernellab (site-packages) let it start here. Without
+    # site-packages (python -S) the clock finds this package through its PYTHONPATH alone.
+    without_site = tmp_path / "python-without-site"
+    without_site.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    without_site.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(without_site))
+    monkeypatch.chdir(tmp_path)  # `python -m` puts the working folder on sys.path
+    served = serve(program(tmp_path), ["map"], [64], orders, tmp_path / "log", 60, None)
+    assert served.problem == ""

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from kernellab import PACKAGE_PARENT
 from kernellab.errors import InputError
 
 # A parse takes well under a second; a student's `#include "/dev/zero"` would take forever.
@@ -72,8 +73,7 @@ def parse_folders(folders: list[tuple[Path, str, Path | None]], scratch: Path) -
     student's includes name and may crash on hostile input; neither may take the grader down."""
     request = json.dumps({"folders": [[str(f), entry, str(fb) if fb else None] for f, entry, fb in folders],
                           "scratch": str(scratch)})
-    package_root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))}
     try:
         completed = subprocess.run([sys.executable, "-c", "import kernellab.grading.isolation.parse as i; i._serve()"], input=request,
                                    capture_output=True, text=True, timeout=PARSE_TIMEOUT_S, env=env)

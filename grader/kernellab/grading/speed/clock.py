@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
-from kernellab import runner
+from kernellab import PACKAGE_PARENT, runner
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.step import run_step
 
@@ -103,7 +103,7 @@ def serve(
         clock = subprocess.Popen(
             [sys.executable, "-m", "kernellab.grading.speed.clock", str(commands_write), str(replies_read)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(commands_write, replies_read),
-            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            env={**os.environ, "PYTHONPATH": str(PACKAGE_PARENT)},
         )
     finally:
         os.close(commands_write)
