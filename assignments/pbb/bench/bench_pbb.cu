@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -146,30 +145,14 @@ void benchSize(uint32_t log2n, uint32_t block, kernellab::MedianTimer& timer) {
     std::fflush(stdout);
 }
 
-uint32_t argValue(int argc, char* argv[], const std::string& name, uint32_t fallback) {
-    for (int i = 1; i + 1 < argc; i++) {
-        if (argv[i] == name) { return uint32_t(std::strtoul(argv[i + 1], nullptr, 10)); }
-    }
-    return fallback;
-}
-
 }  // namespace
 
 int main(int argc, char* argv[]) {
-    const uint32_t block    = argValue(argc, argv, "--block", 256);
-    const uint32_t min_log2 = argValue(argc, argv, "--min-log2", 20);
-    const uint32_t max_log2 = argValue(argc, argv, "--max-log2", 28);
+    const uint32_t block    = kernellab::benchOption(argc, argv, "--block", 256);
+    const uint32_t min_log2 = kernellab::benchOption(argc, argv, "--min-log2", 20);
+    const uint32_t max_log2 = kernellab::benchOption(argc, argv, "--max-log2", 28);
     try {
-        cudaDeviceProp prop;
-        KL_CUDA(cudaGetDeviceProperties(&prop, 0));
-        int driver = 0, runtime = 0;
-        KL_CUDA(cudaDriverGetVersion(&driver));
-        KL_CUDA(cudaRuntimeGetVersion(&runtime));
-        const std::time_t now = std::time(nullptr);
-        char date[32];
-        std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-        std::printf("device: %s (sm_%d%d, %d SMs, %d MB L2), driver %d, runtime %d, %s\n", prop.name, prop.major,
-                    prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20, driver, runtime, date);
+        std::printf("device: %s\n", kernellab::describeDevice().c_str());
         std::printf("block size %u, ELEMS_PER_THREAD %d, median of repetitions, L2 flushed before each\n\n", block,
                     ELEMS_PER_THREAD);
         std::printf("| N | kernel | time (us) | GB/s | CUB / this | memcpy / this |\n|---|---|---|---|---|---|\n");
