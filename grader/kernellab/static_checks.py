@@ -50,10 +50,14 @@ HARNESS_NAMES = re.compile(
 RESERVED_MACROS = re.compile(r"^(KL_|KERNELLAB_|CATCH_|INTERNAL_CATCH|kernellab)")
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 _LINE_MARKER = re.compile(r'^# (\d+) "((?:\\.|[^"\\])*)"((?: \d)*)$')
+_LINE_MARKERS = re.compile(_LINE_MARKER.pattern, re.MULTILINE)
 _DIRECTIVE = re.compile(r"^#(define|undef) ([A-Za-z_]\w*)")
 # The files read as code (as their own translation units); others (answers.toml) only when code includes them.
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cpp", ".cc", ".cxx", ".c")
 _LITERAL = re.compile(r'R"([^()\\\s]{0,16})\(.*?\)\1"|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+# What is left of a raw string literal once the whole literals of a line are blanked: one that ends
+# on a later line.
+_RAW_STRING_OPENING = re.compile(r'R"([^()\\\s]{0,16})\(')
 
 
 @dataclass
@@ -143,44 +147,104 @@ def _run_limited(command: list[str], source: Path, output: Path) -> runner.RunOu
 
 def parse_preprocessed(text: str, student_dirs: tuple[Path, ...]) -> Preprocessed:
     """The include graph, directives and expanded lines of the student's files (those in
-    `student_dirs`) in the preprocessor's output `text`."""
-    result = Preprocessed()
-    students = [str(folder.resolve()) for folder in student_dirs]
-    stack: list[tuple[str, int]] = []  # (file, line) of every file being read, innermost last
-    current, line = "", 0
+    `student_dirs`) in the preprocessor's output `text`.
 
-    def owned(path: str) -> bool:
-        return any(path.startswith(student + "/") or path == student for student in students)
-
-    def student_frame() -> tuple[str, int] | None:
-        """The innermost student file being read (itself or through headers), and its line."""
-        frames = [*stack, (current, line)]
-        return next(((name, at) for name, at in reversed(frames) if owned(name)), None)
-
-    for raw in text.splitlines():
-        if marker := _LINE_MARKER.match(raw):
-            number, path, flags = int(marker[1]), _resolved(marker[2]), marker[3].split()
-            if "1" in flags:  # entering a header from the current file
-                stack.append((current, line))
-                if frame := student_frame():
-                    result.includes.append((Path(frame[0]).name, frame[1], path, owned(current)))
-            elif "2" in flags:  # back in an including file
-                while stack and stack[-1][0] != path:
-                    stack.pop()
-                if stack:
-                    stack.pop()
-            current, line = path, number
-            continue
-        if owned(current):
-            name = Path(current).name
-            if directive := _DIRECTIVE.match(raw):
-                result.directives.append((name, line, directive[1], directive[2]))
-            elif raw.strip():
-                result.lines.append((name, line, _LITERAL.sub('""', raw)))
-        line += 1
-    return result
+    What a student file is follows the include stack, not the names that line markers give: a
+    `#line` directive in a student file renames it in the markers that follow, and a raw string
+    literal can hold lines shaped like markers; neither makes the student's code another file's.
+    Only the student's lines are read one by one: the rest (a test's translation unit is some
+    100,000 lines of headers) is skipped from marker to marker, since the grader's process reads
+    the units of every build of a batch."""
+    return _PreprocessedReader(tuple(str(folder.resolve()) for folder in student_dirs)).read(text)
 
 
+class _PreprocessedReader:
+    def __init__(self, students: tuple[str, ...]):
+        self._students = students
+        self._result = Preprocessed()
+        # (file, line, whether it is a student's) of every file being read, innermost last.
+        self._stack: list[tuple[str, int, bool]] = []
+        self._current, self._line, self._owned = "", 0, False
+        # Until the main file's name comes back after the compiler's own <built-in> and
+        # <command-line> preamble, markers may rename the file being read.
+        self._main: str | None = None
+        self._in_preamble = True
+
+    def read(self, text: str) -> Preprocessed:
+        position = 0
+        while position < len(text):
+            if not self._owned:
+                marker = _LINE_MARKERS.search(text, position)
+                if marker is None:
+                    break
+                self._marker(marker)
+                position = marker.end() + 1
+            elif marker := _LINE_MARKERS.match(text, position, _line_end(text, position)):
+                self._marker(marker)
+                position = marker.end() + 1
+            else:
+                position = self._student_line(text, position)
+        return self._result
+
+    def _is_students(self, path: str) -> bool:
+        return any(path == student or path.startswith(student + "/") for student in self._students)
+
+    def _marker(self, marker: re.Match) -> None:
+        number, path, flags = int(marker[1]), _resolved(marker[2]), marker[3].split()
+        if "1" in flags:  # entering a header from the current file
+            self._stack.append((self._current, self._line, self._owned))
+            includer = next(((name, at) for name, at, owned in reversed(self._stack) if owned), None)
+            if includer:
+                self._result.includes.append((Path(includer[0]).name, includer[1], path, self._owned))
+            self._current, self._line, self._owned = path, number, self._is_students(path)
+        elif "2" in flags:  # back in an including file
+            while self._stack and self._stack[-1][0] != path:
+                self._stack.pop()
+            owned = self._stack.pop()[2] if self._stack else self._is_students(path)
+            self._current, self._line, self._owned = path, number, owned
+        elif self._owned and not self._in_preamble:
+            self._line = number  # a #line directive of the student's: still the student's file
+        else:
+            if self._main is None:
+                self._main = path
+            elif path == self._main:
+                self._in_preamble = False
+            self._current, self._line, self._owned = path, number, self._is_students(path)
+
+    def _student_line(self, text: str, position: int) -> int:
+        """Read the student's line at `position`, with the lines of a raw string literal that it
+        opens; where the next line starts."""
+        name = Path(self._current).name
+        raw = text[position:_line_end(text, position)]
+        if directive := _DIRECTIVE.match(raw):
+            self._result.directives.append((name, self._line, directive[1], directive[2]))
+            self._line += 1
+            return position + len(raw) + 1
+        while True:
+            code = _LITERAL.sub('""', raw)
+            unclosed = _RAW_STRING_OPENING.search(code)
+            if (code[:unclosed.start()] if unclosed else code).strip():
+                self._result.lines.append((name, self._line, code[:unclosed.start()] if unclosed else code))
+            if unclosed is None:
+                self._line += 1
+                return position + len(raw) + 1
+            # A raw string literal that goes on past this line: its lines are text, however they
+            # look; what follows it on its last line is code of that line.
+            opened_at = position + raw.rfind(unclosed[0]) + len(unclosed[0])
+            closing = text.find(f"){unclosed[1]}\"", opened_at)
+            if closing < 0:
+                return len(text)
+            self._line += text.count("\n", opened_at, closing)
+            position = closing + len(unclosed[1]) + 2
+            raw = text[position:_line_end(text, position)]
+
+
+def _line_end(text: str, position: int) -> int:
+    end = text.find("\n", position)
+    return len(text) if end < 0 else end
+
+
+@functools.lru_cache(maxsize=4096)
 def _resolved(path: str) -> str:
     if path.startswith("<"):
         return path  # <built-in>, <command-line>

@@ -39,6 +39,36 @@ def test_a_missing_header_does_not_hide_the_rest_of_the_file(tmp_path):
     assert found == ("map.cuh:2", "defines KL_REQUIRE_EQUAL, a name of the grader's tests or harness")
 
 
+
+@pytest.mark.parametrize("disguise, where", [
+    # A line directive renames the file in the preprocessor's line markers from there on (and
+    # numbers its lines anew).
+    ('#line 1 "{harness}"\n', "map.cuh:1"),
+    # A raw string literal's lines are copied as they are, one shaped like a marker included.
+    ('const char* note = R"x(\n# 1 "{harness}" 1\n)x";\n', "map.cuh:5"),
+])
+def test_a_define_after_a_disguised_line_marker_is_still_the_students(tmp_path, disguise, where):
+    harness = static_checks.HARNESS_INCLUDE / "kernellab" / "record.hpp"
+    write_files(tmp_path / "solution", {
+        "map.cuh": "int before = 1;\n" + disguise.format(harness=harness) + "#define KL_REQUIRE_EQUAL(a, b, c, d)\n",
+    })
+    found = static_checks.harness_tampering(tmp_path / "solution" / "map.cuh", tmp_path / "solution", None, frozenset())
+    assert found == (where, "defines KL_REQUIRE_EQUAL, a name of the grader's tests or harness")
+
+
+def test_a_raw_string_literal_over_several_lines_keeps_the_lines_after_it_numbered(tmp_path):
+    write_files(tmp_path / "solution", {
+        "map.cuh": 'const char* text = R"(first\nsecond\n)"; int mprotect_count = 0;\nint after = 2;\n'
+                   "int uses = mprotect(nullptr, 0, 0);\n",
+    })
+    found = static_checks.preprocess(tmp_path / "solution" / "map.cuh", tmp_path / "solution")
+    lines = {line: text for name, line, text in found.lines if name == "map.cuh"}
+    assert lines[1] == 'const char* text = '
+    assert lines[3].strip() == "; int mprotect_count = 0;"
+    assert lines[4] == "int after = 2;"
+    assert static_checks.harness_tampering(tmp_path / "solution" / "map.cuh", tmp_path / "solution", None,
+                                           frozenset()) == ("map.cuh:5", "uses mprotect")
+
 def build(root: Path, speed_source: str, test_source: str = "int main() { return 0; }\n") -> Path:
     """A CMake project shaped like an assignment's build: a test executable and a speed program."""
     write_files(root, {
