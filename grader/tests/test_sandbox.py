@@ -14,7 +14,7 @@ from kernellab import runner
 from kernellab.sandbox.bubblewrap import STEP_STAGING, Sandbox, machine_sandbox
 from kernellab.sandbox.cgroups import Cgroups
 from kernellab.sandbox.limits import STEP_UIDS, StepUids
-from kernellab.sandbox.step import SandboxFailure, SandboxUnavailable, Step, run_step, toolkit_libraries
+from kernellab.sandbox.step import SandboxFailure, SandboxUnavailable, Step, build_step, run_step, toolkit_libraries
 
 PYTHON = "/usr/bin/python3"
 
@@ -64,6 +64,13 @@ def test_a_step_writes_its_output_file_and_nowhere_else_that_lasts(job: Path):
     assert "refused /usr/forged.json" in outcome.output
     assert not (job / "forged.json").exists()  # written, if at all, to the sandbox's own tmpfs
 
+
+
+def test_a_builds_compilers_yield_the_cores_to_the_runs_beside_them(job: Path):
+    build = build_step([Path(PYTHON).parent], job)
+    ran, built = (run_python("import os; print(os.nice(0))", step) for step in (run_step(Path(PYTHON), [], gpu=False), build))
+    assert ran.exit_code == built.exit_code == 0, (ran.output, built.output)
+    assert int(built.output) == min(19, int(ran.output) + build.niceness) > int(ran.output)
 
 def test_a_step_has_no_network():
     with socket.socket() as server:

@@ -19,10 +19,12 @@ STEP_UIDS = range(2_000_000_000, 2_000_000_000 + 4096)
 
 
 def limit_process(step: Step, group: StepCgroup | None = None, uid: int | None = None) -> None:
-    """In the child between fork and exec: join the step's cgroup, set the rlimits (memory and
+    """In the child between fork and exec: join the step's cgroup, lower its priority, set the rlimits (memory and
     processes only where no cgroup bounds them), then become the step's own uid if it has one."""
     if group:
         group.join()
+    if step.niceness:
+        os.nice(step.niceness)
     for limit, value in ((resource.RLIMIT_FSIZE, step.file_bytes), (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(limit, (value, value))
     bounded = group.controllers if group else frozenset()
