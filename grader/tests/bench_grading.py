@@ -73,9 +73,10 @@ def add_perturbed_copies(folder: Path, submissions: int) -> None:
         original = originals[copy % len(originals)]
         perturbed = folder / f"{original.name}--copy{copy}"
         shutil.copytree(original, perturbed)
-        for source in perturbed.iterdir():
+        # A name of each file's own: one file of a submission includes another.
+        for index, source in enumerate(sorted(perturbed.iterdir())):
             if source.suffix in (".h", ".cuh", ".cu"):
-                source.write_text(source.read_text() + f"\nstatic constexpr int benchCopy{copy} = {copy};\n")
+                source.write_text(source.read_text() + f"\nstatic constexpr int benchCopy{copy}File{index} = {copy};\n")
 
 
 def bench_batch(work: Path, assignment: str, submissions: int, jobs: int) -> None:
