@@ -25,12 +25,17 @@ from kernellab.gradebook import GradebookOptions
 from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.model import Grade
 from kernellab.grading.pipeline import grade_submission
+from kernellab.grading.resources import GradeSlots
 from kernellab.grading.run import GradingRun
 from kernellab.grading.start import student_name
 from kernellab.intake import ARCHIVE_SUFFIXES
 from kernellab.manifest import Assignment
 from kernellab.options import BATCH_FILE
 from kernellab.verdict import Status
+
+# Grades in flight for each grade on the cores (--jobs): the others wait for the GPU alone, which
+# takes one at a time (resources.GradeSlots), or hold it.
+GRADES_IN_FLIGHT_PER_JOB = 3
 
 
 def find_submissions(folder: Path) -> dict[str, Path]:
@@ -110,6 +115,9 @@ def collect(assignment: Assignment, submissions: dict[str, Path], out: Path, cla
 
 
 def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[str], out: Path, jobs: int) -> None:
+    """`jobs` grades on the cores at once (resources.GradeSlots); more in flight, the others
+    waiting for the GPU alone or holding it."""
+    grading.grade_slots = GradeSlots(jobs)
     failed = 0
     columns = (
         TextColumn("{task.description}"),
@@ -119,7 +127,7 @@ def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console) as progress, ThreadPoolExecutor(jobs) as pool:
+    with Progress(*columns, console=console) as progress, ThreadPoolExecutor(jobs * GRADES_IN_FLIGHT_PER_JOB) as pool:
         bar = progress.add_task("grading", total=len(pending), failed=0)
         futures = {pool.submit(_grade_one, grading, name, submissions[name], out, progress.console.print): name for name in pending}
         for future in as_completed(futures):
@@ -130,6 +138,11 @@ def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[
 
 
 def _grade_one(grading: GradingRun, student: str, submission: Path, out: Path, say: Callable[[str], None]) -> Grade:
+    with grading.grade_slots.held():
+        return _graded(grading, student, submission, out, say)
+
+
+def _graded(grading: GradingRun, student: str, submission: Path, out: Path, say: Callable[[str], None]) -> Grade:
     # A grade takes minutes (the first ones wait for the reference's build too): the log says
     # when each starts and what it has earned after each stage, not only when it ends.
     started = time.monotonic()

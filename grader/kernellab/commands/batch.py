@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     parser.add_argument("submissions", type=Path, metavar="DIR", help="the folder of submissions")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where reports and the gradebook go")
-    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions built at once (default: 2)")
+    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="grades on the cores at once; up to 3 N in flight, the others waiting for the GPU alone (default: 2)")
     parser.add_argument("--regrade", action="store_true", help="grade every submission again, finished or not")
     add_grading_options(parser)
     gradebook.add_options(parser)

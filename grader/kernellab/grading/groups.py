@@ -178,7 +178,7 @@ def confirm_alone(grading: GradingRun, job: Path, programs: Programs, results: d
         first_log = run_log(job, *key)
         if first_log.exists():
             first_log.replace(first_log.with_suffix(".beside-others.log"))
-        with grading.gpu_lock.exclusive():
+        with grading.gpu_alone():
             ran = run_group(grading, job, programs[key[0]], *key, not_applicable)
         if out_of_time(grading, [ran]):
             # As when the deadline skips this stage: the first verdict stands, and says so.

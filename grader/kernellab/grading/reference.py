@@ -155,6 +155,6 @@ def record_all(grading: GradingRun, build_dir: Path) -> None:
     with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         again = [job for job in pool.map(record_one, jobs) if job is not None]
     if again:
-        with grading.gpu_lock.exclusive():
+        with grading.gpu_alone():
             for job in again:
                 record_one(job, alone=True)

@@ -1,6 +1,9 @@
-"""What the runs of student and reference code share on one machine: the GPU, and the run slots."""
+"""What the runs of student and reference code share on one machine: the GPU, the run slots, and
+a batch's grade slots."""
 
 import fcntl
+import heapq
+import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,3 +59,63 @@ class GpuLock:
 def run_slots() -> threading.BoundedSemaphore:
     """The slots of one grading run's runs of student or reference code (RUN_SLOTS)."""
     return threading.BoundedSemaphore(RUN_SLOTS)
+
+
+class GradeSlots:
+    """The grades of a batch that use the machine's cores at once (`kernellab batch --jobs`). A
+    grade holds its slot from intake to its last stage, but for the time it waits for or holds
+    the GPU alone (a speed measurement, a run confirmed alone), which takes one grade at a time:
+    then another grade builds and tests on the cores it leaves. On an H100 host, ten of sixteen
+    grades in flight stood in the GPU's queue while the cores idled (docs/performance.md, issue
+    26). A grade coming back from the GPU goes before grades that started later, so the grades
+    in flight end instead of piling up. Without a limit (a grade alone) a slot is always free."""
+
+    def __init__(self, slots: int | None = None):
+        self._free = slots
+        self._condition = threading.Condition()
+        self._waiting: list[int] = []  # the tickets of the grades waiting for a slot, oldest first
+        self._tickets = itertools.count()
+        self._held = threading.local()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """A slot for this thread's grade, from now until the block ends."""
+        ticket = next(self._tickets)
+        self._take(ticket)
+        self._held.ticket = ticket
+        try:
+            yield
+        finally:
+            self._held.ticket = None
+            self._give_back()
+
+    @contextmanager
+    def left(self) -> Iterator[None]:
+        """This thread's grade without its slot for the block, and with it again after, before any
+        grade that started later (nothing to leave in a thread that holds none)."""
+        ticket = getattr(self._held, "ticket", None)
+        if ticket is None:
+            yield
+            return
+        self._give_back()
+        try:
+            yield
+        finally:
+            self._take(ticket)
+
+    def _take(self, ticket: int) -> None:
+        if self._free is None:
+            return
+        with self._condition:
+            heapq.heappush(self._waiting, ticket)
+            self._condition.wait_for(lambda: self._free > 0 and self._waiting[0] == ticket)
+            heapq.heappop(self._waiting)
+            self._free -= 1
+            self._condition.notify_all()
+
+    def _give_back(self) -> None:
+        if self._free is None:
+            return
+        with self._condition:
+            self._free += 1
+            self._condition.notify_all()

@@ -4,13 +4,15 @@ secret seed and hidden sizes, the machine's resources, and the reference's build
 import random
 import secrets
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernellab import compile_cache, environment
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
-from kernellab.grading.resources import GpuLock, run_slots
+from kernellab.grading.resources import GpuLock, GradeSlots, run_slots
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
@@ -59,6 +61,8 @@ class GradingRun:
         self.deadline = deadline or Deadline(None)
         self.gpu_lock = GpuLock()
         self.run_slots = run_slots()
+        # A batch limits them to its --jobs (batch.py).
+        self.grade_slots = GradeSlots()
         self.reference = ReferenceState()
         # The harness's objects, read by student builds; the reference's, the grader's alone (compile_cache.py).
         self.compile_cache = compile_cache.for_work(caches_in or work, compile_cache.HARNESS)
@@ -67,6 +71,13 @@ class GradingRun:
             **environment.describe(self.backend),
             "sandbox": sandbox.describe() if sandbox else "none: graded with --unsandboxed",
         }
+
+    @contextmanager
+    def gpu_alone(self) -> Iterator[None]:
+        """The GPU to this thread alone (a speed measurement, a run confirmed alone), its grade's
+        slot left to another grade of the batch meanwhile (resources.GradeSlots)."""
+        with self.grade_slots.left(), self.gpu_lock.exclusive():
+            yield
 
     def group_environment(self, group: str) -> dict[str, str]:
         """What a test executable reads for one group: the hidden group's seed and sizes."""

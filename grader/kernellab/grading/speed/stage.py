@@ -70,7 +70,7 @@ def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: Spe
                                   for result in timing.not_measured(case, plan.why_not[case.task])]
     if plan.timed:
         try:
-            with grading.gpu_lock.exclusive():
+            with grading.gpu_alone():
                 results += timing.measure(
                     plan.timed,
                     {case.case: programs[timing_program(grading, case, programs)] for case in plan.timed},
