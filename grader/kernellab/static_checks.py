@@ -19,7 +19,7 @@ import hashlib
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kernellab import runner
@@ -162,9 +162,11 @@ class _PreprocessedReader:
     def __init__(self, students: tuple[str, ...]):
         self._students = students
         self._result = Preprocessed()
-        # (file, line, whether it is a student's) of every file being read, innermost last.
-        self._stack: list[tuple[str, int, bool]] = []
-        self._current, self._line, self._owned = "", 0, False
+        # The file being read: the name the markers give it (a #line directive changes that), the
+        # line, whether it is a student's, and its own name, for the findings.
+        self._file = _File("", 0, False, "")
+        # The files being read, innermost last.
+        self._stack: list[_File] = []
         # Until the main file's name comes back after the compiler's own <built-in> and
         # <command-line> preamble, markers may rename the file being read.
         self._main: str | None = None
@@ -173,7 +175,7 @@ class _PreprocessedReader:
     def read(self, text: str) -> Preprocessed:
         position = 0
         while position < len(text):
-            if not self._owned:
+            if not self._file.students:
                 marker = _LINE_MARKERS.search(text, position)
                 if marker is None:
                     break
@@ -192,41 +194,42 @@ class _PreprocessedReader:
     def _marker(self, marker: re.Match) -> None:
         number, path, flags = int(marker[1]), _resolved(marker[2]), marker[3].split()
         if "1" in flags:  # entering a header from the current file
-            self._stack.append((self._current, self._line, self._owned))
-            includer = next(((name, at) for name, at, owned in reversed(self._stack) if owned), None)
+            self._stack.append(self._file)
+            includer = next((file for file in reversed(self._stack) if file.students), None)
             if includer:
-                self._result.includes.append((Path(includer[0]).name, includer[1], path, self._owned))
-            self._current, self._line, self._owned = path, number, self._is_students(path)
-        elif "2" in flags:  # back in an including file
-            while self._stack and self._stack[-1][0] != path:
+                self._result.includes.append((Path(includer.shown).name, includer.line, path, self._file.students))
+            self._file = _File(path, number, self._is_students(path), path)
+        elif "2" in flags:  # back in an including file, by the name the markers gave it
+            while self._stack and self._stack[-1].named != path:
                 self._stack.pop()
-            owned = self._stack.pop()[2] if self._stack else self._is_students(path)
-            self._current, self._line, self._owned = path, number, owned
-        elif self._owned and not self._in_preamble:
-            self._line = number  # a #line directive of the student's: still the student's file
+            back = self._stack.pop() if self._stack else _File(path, number, self._is_students(path), path)
+            self._file = replace(back, line=number)
+        elif self._file.students and not self._in_preamble:
+            # A #line directive of the student's: still the student's file, by whatever name.
+            self._file = replace(self._file, named=path, line=number)
         else:
             if self._main is None:
                 self._main = path
             elif path == self._main:
                 self._in_preamble = False
-            self._current, self._line, self._owned = path, number, self._is_students(path)
+            self._file = _File(path, number, self._is_students(path), path)
 
     def _student_line(self, text: str, position: int) -> int:
         """Read the student's line at `position`, with the lines of a raw string literal that it
         opens; where the next line starts."""
-        name = Path(self._current).name
+        name = Path(self._file.shown).name
         raw = text[position:_line_end(text, position)]
         if directive := _DIRECTIVE.match(raw):
-            self._result.directives.append((name, self._line, directive[1], directive[2]))
-            self._line += 1
+            self._result.directives.append((name, self._file.line, directive[1], directive[2]))
+            self._file.line += 1
             return position + len(raw) + 1
         while True:
             code = _LITERAL.sub('""', raw)
             unclosed = _RAW_STRING_OPENING.search(code)
             if (code[:unclosed.start()] if unclosed else code).strip():
-                self._result.lines.append((name, self._line, code[:unclosed.start()] if unclosed else code))
+                self._result.lines.append((name, self._file.line, code[:unclosed.start()] if unclosed else code))
             if unclosed is None:
-                self._line += 1
+                self._file.line += 1
                 return position + len(raw) + 1
             # A raw string literal that goes on past this line: its lines are text, however they
             # look; what follows it on its last line is code of that line.
@@ -234,9 +237,17 @@ class _PreprocessedReader:
             closing = text.find(f"){unclosed[1]}\"", opened_at)
             if closing < 0:
                 return len(text)
-            self._line += text.count("\n", opened_at, closing)
+            self._file.line += text.count("\n", opened_at, closing)
             position = closing + len(unclosed[1]) + 2
             raw = text[position:_line_end(text, position)]
+
+
+@dataclass
+class _File:
+    named: str  # by the line markers
+    line: int
+    students: bool
+    shown: str  # in the findings: the file's own name
 
 
 def _line_end(text: str, position: int) -> int:

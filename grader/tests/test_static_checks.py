@@ -44,6 +44,8 @@ def test_a_missing_header_does_not_hide_the_rest_of_the_file(tmp_path):
     # A line directive renames the file in the preprocessor's line markers from there on (and
     # numbers its lines anew).
     ('#line 1 "{harness}"\n', "map.cuh:1"),
+    # ... and the marker back from a header the student's file then includes gives that name.
+    ('#line 1 "{harness}"\n#include "other.h"\n', "map.cuh:2"),
     # A raw string literal's lines are copied as they are, one shaped like a marker included.
     ('const char* note = R"x(\n# 1 "{harness}" 1\n)x";\n', "map.cuh:5"),
 ])
@@ -51,6 +53,7 @@ def test_a_define_after_a_disguised_line_marker_is_still_the_students(tmp_path, 
     harness = static_checks.HARNESS_INCLUDE / "kernellab" / "record.hpp"
     write_files(tmp_path / "solution", {
         "map.cuh": "int before = 1;\n" + disguise.format(harness=harness) + "#define KL_REQUIRE_EQUAL(a, b, c, d)\n",
+        "other.h": "int other = 2;\n",
     })
     found = static_checks.harness_tampering(tmp_path / "solution" / "map.cuh", tmp_path / "solution", None, frozenset())
     assert found == (where, "defines KL_REQUIRE_EQUAL, a name of the grader's tests or harness")
