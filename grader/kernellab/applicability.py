@@ -12,12 +12,15 @@ target `<id>_probe_<name>`) from the submission's headers, and a probe that comp
 "applicable". A probe is only "not met" when its build failed: its library is missing and the
 build log names its failed compile, so a probe that was not built excludes nothing. The tests
 skip the same cases with the same compile-time traits (pbb_applicability.cuh); the judge leaves
-the reference's records of excluded cases out (`without_not_applicable`).
+the reference's records of excluded cases out (`without_not_applicable`). A run can only overrule
+a probe, never exclude a case: where a test executable's build holds the student's own
+definitions of what the trait reads, a case the run recorded is one its tests found applicable,
+and a probe that failed there was told apart from the tests (`believed`).
 """
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -37,12 +40,16 @@ class Condition:
     # The captured inputs of those cases that need it (a search in the record's case; "" for all).
     case: str
     reason: str
-    # Whether the tests decide the same question from the same code (a trait of the student's own
-    # operators, which every build keeps the student's): then a case the run recorded is one its
-    # tests found applicable, and a probe that says otherwise was told apart from the tests (its
-    # include depth, its file) and is not believed. False where a task's build may hold other
-    # code than the probe's (the reference's host helpers beside the course's wrappers).
-    decided_by_tests: bool = False
+    # The definitions the tests' own trait reads to decide the same question. In a test
+    # executable whose build holds the student's own of each (the whole submission's, or a task's
+    # isolated folder that took none of them from the reference or the skeleton), the tests decide
+    # it from the probe's code: a case the run recorded is one they found applicable, and a probe
+    # that says otherwise was told apart from them (its include depth, its file): not believed.
+    reads: tuple[str, ...]
+    # The test executables whose build took one of `reads` from the reference or the skeleton
+    # (`in_builds`): their tests may run a case the submission's own code does not promise (the
+    # reference's chunk choice beside the course's host wrappers), so their records overrule nothing.
+    not_students_in: frozenset[str] = frozenset()
 
     def covers(self, tests: str, test_case: str, case: str) -> bool:
         return any(
@@ -65,7 +72,7 @@ _LIFTED_MSSP = Condition(
         "references, as in the course's code), so its segmented scan is for Add only: the segmented scans "
         "of Mssp are not tested"
     ),
-    decided_by_tests=True,
+    reads=("Mssp",),
 )
 
 
@@ -83,6 +90,7 @@ def _host_block(block: int) -> Condition:
             f"ask for ELEMS_PER_THREAD 4-byte words of shared memory per thread, more than the 48 KB a launch "
             f"gets without opting in"
         ),
+        reads=("withChunk", "ELEMS_PER_THREAD"),  # ChoosesChunkPerBlock, courseChunkBytes
     )
 
 
@@ -156,12 +164,25 @@ def without_not_applicable(
     return tuple(kept), notes
 
 
+def in_builds(conditions: Sequence[Condition], not_students: Mapping[str, Collection[str]]) -> tuple[Condition, ...]:
+    """`conditions`, each knowing the test executables whose build took a definition its tests'
+    trait reads from elsewhere (`not_students`: per test executable, the names its build took from
+    the reference or the skeleton; one not named there is built from the student's code alone)."""
+    return tuple(
+        replace(condition, not_students_in=frozenset(
+            tests for tests, names in not_students.items() if set(condition.reads) & set(names)))
+        for condition in conditions
+    )
+
+
 def believed(conditions: Sequence[Condition], tests: str, produced: Iterable[_Named]) -> tuple[Condition, ...]:
-    """The unmet `conditions` that the run of test executable `tests` does not contradict: one the
-    tests decide themselves is contradicted by a record of a case it covers (the tests ran it)."""
+    """The unmet `conditions` that the run of test executable `tests` does not contradict: where
+    its build holds the student's own definitions of what a condition's trait reads, a record of a
+    case the condition covers contradicts it (the tests, deciding from the same code, ran it)."""
     produced = list(produced)
     return tuple(condition for condition in conditions
-                 if not (condition.decided_by_tests and any(condition.covers(tests, r.test, r.case) for r in produced)))
+                 if tests in condition.not_students_in
+                 or not any(condition.covers(tests, r.test, r.case) for r in produced))
 
 
 def describe(conditions: Sequence[Condition]) -> list[str]:

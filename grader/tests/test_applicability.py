@@ -101,7 +101,9 @@ def test_a_run_s_records_of_a_case_not_applicable_are_set_aside_not_taken_for_fo
     values = np.arange(1, 6, dtype=np.int32)
     applicable = dict(test="saxpy scales - Add<int>", case="n := 5, block := 32")
     beyond = dict(test="saxpy scales - Add<int>", case="n := 5, block := 1024")
-    condition = Condition("host_block_1024", (("saxpy", r"saxpy .*"),), r"block := 1024", "beyond the promise")
+    (condition,) = applicability.in_builds(
+        [Condition("host_block_1024", (("saxpy", r"saxpy .*"),), r"block := 1024", "beyond the promise", ("withChunk",))],
+        {"saxpy": ("scanInc", "withChunk")})
     expected = record_bytes(values, "expected", **applicable) + record_bytes(values, "expected", **beyond)
     produced = (record_bytes(values, "device", **applicable) + record_bytes(values + 1, "device", **beyond)
                 + record_bytes(values, "end", test="", case="", check=""))
@@ -117,10 +119,9 @@ def test_a_probe_the_tests_contradict_is_not_believed(tmp_path):
     # Issue 25: a submission that makes only the probe's translation unit fail (told apart by its
     # include depth) dropped every Mssp case of sgm-scan and hid an operand-order bug. The tests
     # decide the same question from the same operators: a case they ran is applicable.
-    assert LIFTED.decided_by_tests and not BLOCK_1024.decided_by_tests
     values = np.arange(1, 6, dtype=np.int32)
     add, mssp = (dict(test=f"saxpy scales - {op}", case="n := 5, block := 32") for op in ("Add<int>", "Mssp"))
-    condition = Condition("lifted_mssp", (("saxpy", r"saxpy .* - Mssp"),), "", "not liftable", decided_by_tests=True)
+    condition = Condition("lifted_mssp", (("saxpy", r"saxpy .* - Mssp"),), "", "not liftable", ("Mssp",))
     expected = record_bytes(values, "expected", **add) + record_bytes(values, "expected", **mssp)
     end = record_bytes(values, "end", test="", case="", check="")
     produced = record_bytes(values, "device", **add) + record_bytes(values + 1, "device", **mssp) + end
@@ -130,3 +131,24 @@ def test_a_probe_the_tests_contradict_is_not_believed(tmp_path):
     skipped = record_bytes(values, "device", **add) + end
     result = judge_stand_in(tmp_path / "course", "cuda", expected, skipped, 0, not_applicable=(condition,))
     assert result.verdict == Verdict.PASSED and PREFIX in result.detail, result.detail
+
+
+def test_a_host_wrapper_probe_is_overruled_only_by_the_tests_built_from_the_students_own_chunk_choice():
+    # Issue 25: a header that fails only host_block_1024's probe (KERNELLAB_PROBE_BLOCK) marked
+    # every scanInc case of 1024 threads "not applicable" and hid a bug there. The tests' trait
+    # reads withChunk and ELEMS_PER_THREAD: where the executable's build holds the student's own,
+    # the tests decide from the probe's code, and a case they ran contradicts it. An isolated build
+    # that took withChunk from the reference may run cases the student's code does not promise.
+    isolated = {"scan_multi": ("scanIncWarp", "scanIncBlock"), "reduce_block": ("scanInc", "withChunk")}
+    lifted, block_1024 = applicability.in_builds((LIFTED, BLOCK_1024), isolated)
+    assert lifted.not_students_in == frozenset() and block_1024.not_students_in == {"reduce_block"}
+    scan = [Named("scanInc scans arrays of any size with any block size - Add<int>", "n := 1025, block := 1024, seed := 9025")]
+    reduce = [Named("mapReduce reduces the whole array into element 0 - Mssp", "n := 1025, block := 1024, seed := 9025")]
+    assert applicability.believed((lifted, block_1024), "scan_multi", scan) == (lifted,)
+    assert applicability.believed((lifted, block_1024), "reduce_block", reduce) == (lifted, block_1024)
+    # A condition the pipeline did not place in its builds is decided by the tests everywhere.
+    assert applicability.believed((BLOCK_1024,), "reduce_block", reduce) == ()
+    # A case of another block size, or another executable's, contradicts nothing.
+    other = [Named("scanInc scans arrays of any size with any block size - Add<int>", "n := 1025, block := 512, seed := 9025")]
+    assert applicability.believed((block_1024,), "scan_multi", other) == (block_1024,)
+    assert applicability.believed((block_1024,), "sgm_scan", scan) == (block_1024,)

@@ -119,7 +119,8 @@ def judge_group(grading: GradingRun, ran: GroupRun, failures_left_to_gpu: bool =
         return GroupResult(group, Verdict.NO_GPU, "no CUDA device: the reference could not run either", seconds=outcome.seconds)
     produced = read_records(ran.records)
     # The cases beyond what the submission's code promises: the tests skip them, the judge too,
-    # unless the tests, deciding the same question, ran them (the probe was told apart).
+    # unless the tests, deciding the same question from the student's own code, ran them (the
+    # probe was told apart).
     conditions = applicability.believed(ran.not_applicable, ran.tests, produced.records)
     applicable, not_applicable = applicability.without_not_applicable(expected.records, ran.tests, conditions)
     # And the run's own records of them: a task's isolated build may hold the reference's helpers

@@ -25,7 +25,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 
-from kernellab import properties
+from kernellab import applicability, properties
 from kernellab.applicability import Condition
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
@@ -155,9 +155,12 @@ def build_programs(grading: GradingRun, state: Submission) -> Submission:
         fell_back, whole_build_note = isolation.whole_build_note(assignment, state.isolations, standing)
         if whole_build_note:
             state.progress.note(fell_back, whole_build_note)
-        not_applicable = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading),
-                                          grading.sandbox, readable=reference.prebuilt_mains(grading),
-                                          cache=grading.compile_cache)
+        unmet = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading), grading.sandbox,
+                                 readable=reference.prebuilt_mains(grading), cache=grading.compile_cache)
+        # The runs of the executables built from the student's own code of a probe's question can
+        # overrule it (applicability.believed); those of the others, built in part from the
+        # reference's or the skeleton's code, cannot.
+        not_applicable = applicability.in_builds(unmet, isolation.not_students(standing))
     return replace(state, built=built, programs=programs_of(build_dir, assignment.id, built), isolations=standing,
                    not_applicable=not_applicable)
 

@@ -1,8 +1,9 @@
 """The pbb tests against each year's shape of the PMPH course's API (compat fixtures written by
 course_api/years.py), on the CPU backend: they build (and pass nvcc's front end where nvcc is
 installed), the given code and the solved tasks pass, and what the course's code does not
-promise is reported as not applicable, by the probes and by the tests. Two test executables per
-year and few sizes (KERNELLAB_SIZES, KERNELLAB_BLOCK_SIZES) keep it to minutes."""
+promise is reported as not applicable, by the probes and by the tests; a probe made to fail
+alone is overruled by the tests' records. Two test executables per year and few sizes
+(KERNELLAB_SIZES, KERNELLAB_BLOCK_SIZES) keep it to minutes."""
 
 import os
 import re
@@ -18,6 +19,7 @@ from kernellab import applicability
 from kernellab.backend import Backend
 from kernellab.grading.building import student_role_args, unmet_conditions
 from kernellab.manifest import load_assignment
+from kernellab.records import read_records
 
 sys.path.insert(0, str(Path(__file__).parent / "course_api"))
 from years import write_fixture  # noqa: E402
@@ -39,11 +41,11 @@ PLANS = {
 RUN_ENVIRONMENT = {"KERNELLAB_SIZES": "33,1025", "KERNELLAB_BLOCK_SIZES": "64,1024", "KERNELLAB_CPU_ORDERS": "2"}
 
 
-def configure(solution: Path, assignment: str, build: Path) -> None:
+def configure(solution: Path, assignment: str, build: Path, *arguments: str) -> None:
     """Configure the CPU backend's build of `assignment`'s tests against `solution`."""
     configured = subprocess.run(
         ["cmake", "-S", str(REAL_ROOT), "-B", str(build), "-G", "Ninja", "-DKERNELLAB_BACKEND=cpu",
-         f"-DKERNELLAB_ASSIGNMENTS={assignment}", f"-DKERNELLAB_SOLUTION={solution}"],
+         f"-DKERNELLAB_ASSIGNMENTS={assignment}", f"-DKERNELLAB_SOLUTION={solution}", *arguments],
         capture_output=True, text=True,
     )
     assert configured.returncode == 0, configured.stdout + configured.stderr
@@ -56,10 +58,12 @@ def build_targets(build: Path, targets: list[str]) -> str:
     return built.stdout + built.stderr
 
 
-def run_test(build: Path, assignment: str, name: str, **environment: str) -> subprocess.CompletedProcess:
-    """One test executable of `assignment`, run with RUN_ENVIRONMENT and `environment`."""
-    return subprocess.run([str(build / "assignments" / assignment / f"{assignment}_test_{name}")], capture_output=True,
-                          text=True, env={**os.environ, **RUN_ENVIRONMENT, **environment}, timeout=1200)
+def run_test(build: Path, assignment: str, name: str, *test_cases: str, **environment: str) -> subprocess.CompletedProcess:
+    """One test executable of `assignment` (its `test_cases`, or all), run with RUN_ENVIRONMENT and
+    `environment`."""
+    return subprocess.run([str(build / "assignments" / assignment / f"{assignment}_test_{name}"), *test_cases],
+                          capture_output=True, text=True, env={**os.environ, **RUN_ENVIRONMENT, **environment},
+                          timeout=1200)
 
 
 @pytest.mark.parametrize("year", sorted(PLANS))
@@ -124,3 +128,43 @@ def test_a_grade_whose_every_task_builds_alone_still_reads_the_probes_of_the_who
     arguments = (*Backend.CPU.cmake_args, *student_role_args(Backend.CPU))
     unmet = unmet_conditions(assignment, solution, unconfigured, arguments, sandbox=None)
     assert {condition.probe for condition in unmet} == {"lifted_mssp", "host_block_1024"}
+
+
+def test_a_host_wrapper_probe_made_to_fail_alone_is_overruled_by_the_tests_that_ran_its_cases(tmp_path):
+    """Issue 25: the reference with a header that fails only the host_block_1024 probe's
+    translation unit (it names KERNELLAB_PROBE_BLOCK), and a scanInc that leaves the last element
+    unwritten in blocks of 1024 threads. The probe alone marked every scanInc case of 1024 threads
+    "not applicable" and hid the bug; the tests, built from the same code (its own withChunk),
+    ran those cases, so the judge no longer believes the probe and judges them."""
+    pbb = load_assignment(REAL_ROOT, "pbb")
+    solution = tmp_path / "solution"
+    shutil.copytree(pbb.reference_dir, solution)
+    host = solution / "hostSkel.cu.h"
+    launch = "scan3rdKernel<OP, CHUNK><<<num_blocks, B, shmem_size>>>(d_out, d_in, d_tmp, N, num_seq_chunks);"
+    source = host.read_text()
+    assert source.count(launch) == 1
+    host.write_text("#if KERNELLAB_PROBE_BLOCK == 1024\n#error \"not in the probe\"\n#endif\n"
+                    + source.replace(launch, launch.replace("d_tmp, N,", "d_tmp, N - (B == 1024),")))
+    build = tmp_path / "build"
+    configure(solution, "pbb", build, *student_role_args(Backend.CPU))
+    output = build_targets(build, ["pbb_test_scan_multi", *applicability.probe_targets(build, "pbb")])
+    unmet = applicability.in_builds(applicability.unmet(build, "pbb", output), {})  # built whole
+    assert {condition.probe for condition in unmet} == {"host_block_1024"}, output[-4000:]
+
+    records_path = tmp_path / "scan_multi.rec"
+    ran = run_test(build, "pbb", "scan_multi", "scanInc scans arrays of any size with any block size*",
+                   KERNELLAB_RECORD=str(records_path))
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
+    records = read_records(records_path).records
+    assert applicability.believed(unmet, "scan_multi", records) == ()
+    # What the judge then sees: for each case, the same input scanned in blocks of 64 and of 1024
+    # threads (the seed is the size's), and with an exact operator the results differ.
+    scans = {(record.test, record.case): record.payload for record in records if record.role == "device"}
+    in_1024 = {key: payload for key, payload in scans.items()
+               if "block := 1024" in key[1] and not key[0].endswith("Add<float>")}
+    assert in_1024
+    for (test, case), payload in in_1024.items():
+        assert payload != scans[(test, case.replace("block := 1024", "block := 64"))], (test, case)
+    # Where the tests' build took withChunk from elsewhere, their records overrule nothing.
+    borrowed = applicability.in_builds(applicability.unmet(build, "pbb", output), {"scan_multi": ("withChunk",)})
+    assert applicability.believed(borrowed, "scan_multi", records) == borrowed

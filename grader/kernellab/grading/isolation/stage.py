@@ -37,6 +37,14 @@ def views(isolations: dict[str, Isolation]) -> dict[str, Path]:
     return {tests: isolation.folder for tests, isolation in isolations.items()}
 
 
+def not_students(isolations: dict[str, Isolation]) -> dict[str, tuple[str, ...]]:
+    """Per test executable built in its task's folder, the definitions there that are not the
+    student's: the other tasks' functions and what they brought that the student's code lacks
+    (applicability.in_builds: where its tests may decide applicability from other code)."""
+    return {tests: (*isolation.from_reference, *isolation.from_skeleton, *isolation.helpers)
+            for tests, isolation in isolations.items()}
+
+
 def speed_targets(assignment: Assignment, isolations: dict[str, Isolation], times_speed: bool) -> list[str]:
     """The speed programs of the isolated tasks that have speed cases: each task is timed on its
     own functions too, so a slow or wrong function of another task cannot cost it speed points."""
