@@ -24,7 +24,7 @@ from kernellab.errors import InputError, display_path
 from kernellab.gradebook import GradebookOptions
 from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.model import Grade
-from kernellab.grading.pipeline import grade_submission
+from kernellab.grading.pipeline import discard_scratch, grade_submission
 from kernellab.grading.resources import GradeSlots
 from kernellab.grading.run import GradingRun
 from kernellab.grading.start import student_name
@@ -151,8 +151,9 @@ def _graded(grading: GradingRun, student: str, submission: Path, out: Path, say:
     def stage_ended(partial: Grade) -> None:
         say(f"{student}: {partial.score:g}/{partial.max_score:g} so far, after {time.monotonic() - started:.0f} s")
 
+    job = grading.work / "jobs" / student
     try:
-        grade = grade_submission(grading, submission.resolve(), student, grading.work / "jobs" / student, stage_ended)
+        grade = grade_submission(grading, submission.resolve(), student, job, stage_ended)
     except Exception as error:  # the grader's own failure: this student is "not graded", the batch goes on
         grade = Grade(
             student=student,
@@ -173,6 +174,7 @@ def _graded(grading: GradingRun, student: str, submission: Path, out: Path, say:
         reports.write_all(grade, folder, grading.assignment.grading.hidden_visibility)
     except OSError as error:  # a full disk: say so, keep going, and let a rerun retry this student
         console.print(f"{student}: not graded: its reports could not be written: {error}")
+    discard_scratch(job)
     return grade
 
 

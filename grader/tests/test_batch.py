@@ -31,6 +31,9 @@ from kernellab.grading.model import Grade, TaskGrade
 
 def grade_submission(run, submission, student, job, publish):
     time.sleep(0.03)
+    for scratch in ("build-task-copy/test_copy", "records/copy.public.rec", "logs/copy.public.log", "submission/x.cu"):
+        (job / scratch).parent.mkdir(parents=True, exist_ok=True)
+        (job / scratch).write_text("made while grading")
     points = sum(map(ord, student)) % 11
     grade = Grade(student=student, assignment=run.assignment.id, backend=run.backend, status="graded",
                   tasks=(TaskGrade("copy", "Copies", points, 10),), seed=run.seed)
@@ -72,6 +75,17 @@ def test_the_batch_log_says_when_each_student_starts_and_what_each_stage_earned(
         said = [lines.index(f"{student}: grading"), lines.index(f"{student}: {points}/10 (graded)")]
         so_far = [index for index, line in enumerate(lines) if line.startswith(f"{student}: {points}/10 so far, after ")]
         assert len(so_far) == 1 and said[0] < so_far[0] < said[1], finished.stdout
+
+
+def test_a_graded_submissions_builds_and_records_go_and_its_logs_stay(tmp_path):
+    submissions = tmp_path / "submissions"
+    (submissions / "ann").mkdir(parents=True)
+    command = batch_command(submissions, tmp_path / "out") + ["--work", str(tmp_path / "work")]
+    finished = subprocess.run(command, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    job = tmp_path / "work" / TEMPLATE_ID / "jobs" / "ann"
+    assert sorted(path.relative_to(job).as_posix() for path in job.rglob("*") if path.is_file()) == [
+        "logs/copy.public.log", "submission/x.cu"]
 
 
 def test_a_batch_killed_twenty_times_ends_with_the_gradebook_of_an_uninterrupted_run(tmp_path):

@@ -287,6 +287,24 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
                                 stages={stage: round(took, 1) for stage, took in state.seconds.items()})
 
 
+# What a batch keeps of a graded submission's job folder: the files it graded and what its runs
+# printed (the tests', speed runs' and sanitizers' logs). Its builds and records, some 0.5 GB a
+# grade of pbb (the records of every case's arrays), go once its reports are written: a class of
+# a hundred would otherwise fill a GPU host's 64 GB disk. `kernellab grade` keeps them all.
+KEPT_AFTER_GRADING = ("submission", "logs", "speed", "sanitizers")
+
+
+def discard_scratch(job: Path) -> None:
+    """Remove what a graded submission's job folder holds beyond KEPT_AFTER_GRADING."""
+    for entry in job.iterdir() if job.is_dir() else ():
+        if entry.name in KEPT_AFTER_GRADING:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
 def scored(grading: GradingRun, state: Submission) -> Submission:
     """Each task's grade from the groups' verdicts and its findings: the static checks', the unmet
     requirements' (the properties' records are read each time: a group confirmed alone records
