@@ -49,8 +49,8 @@ HARNESS_NAMES = re.compile(
 # harness use (protected_names).
 RESERVED_MACROS = re.compile(r"^(KL_|KERNELLAB_|CATCH_|INTERNAL_CATCH|kernellab)")
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
-_LINE_MARKER = re.compile(r'^# (\d+) "((?:\\.|[^"\\])*)"((?: \d)*)$')
-_LINE_MARKERS = re.compile(_LINE_MARKER.pattern, re.MULTILINE)
+# The preprocessor's line markers, each a line of its own: # line "file" flags.
+_LINE_MARKERS = re.compile(r'^# (\d+) "((?:\\.|[^"\\])*)"((?: \d)*)$', re.MULTILINE)
 _DIRECTIVE = re.compile(r"^#(define|undef) ([A-Za-z_]\w*)")
 # The files read as code (as their own translation units); others (answers.toml) only when code includes them.
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cpp", ".cc", ".cxx", ".c")
@@ -226,8 +226,10 @@ class _PreprocessedReader:
         while True:
             code = _LITERAL.sub('""', raw)
             unclosed = _RAW_STRING_OPENING.search(code)
-            if (code[:unclosed.start()] if unclosed else code).strip():
-                self._result.lines.append((name, self._file.line, code[:unclosed.start()] if unclosed else code))
+            if unclosed:
+                code = code[:unclosed.start()]
+            if code.strip():
+                self._result.lines.append((name, self._file.line, code))
             if unclosed is None:
                 self._file.line += 1
                 return position + len(raw) + 1
