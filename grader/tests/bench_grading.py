@@ -1,7 +1,8 @@
 """The grading benchmark (docs/performance.md): a batch of submissions of pbb, then one submission
 graded several times, on the GPU. A benchmark, not a test: it prints times and scores.
 
-    python3 grader/tests/bench_grading.py [--submissions 20] [--regrades 5] [--jobs 3] [--assignment pbb] --work DIR
+    python3 grader/tests/bench_grading.py [--submissions 20] [--regrades 5] [--jobs 3] [--assignment pbb]
+        [--cut SECONDS] --work DIR
 
 Each measure gives wall seconds, CPU-seconds (the grader and every process it waited for) and
 GPU-busy seconds (nvidia-smi's utilization sampled every 200 ms).
@@ -11,6 +12,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -79,18 +81,30 @@ def add_perturbed_copies(folder: Path, submissions: int) -> None:
                 source.write_text(source.read_text() + f"\nstatic constexpr int benchCopy{copy}File{index} = {copy};\n")
 
 
-def bench_batch(work: Path, assignment: str, submissions: int, jobs: int) -> None:
+def bench_batch(work: Path, assignment: str, submissions: int, jobs: int, cut_s: float | None) -> None:
     folder = work / "submissions"
     # The reference, the skeleton, the renamed zip and known-wrong versions: `submissions` in all.
     expected = make_submissions(load_assignment(ROOT, assignment), folder, submissions - 3)
     add_perturbed_copies(folder, submissions)
+    command = [sys.executable, "-m", "kernellab", "--root", str(ROOT), "batch", str(folder), "--assignment", assignment,
+               "--out", str(work / "batch"), "--jobs", str(jobs), "--work", str(work / "grader")]
     with measured() as usage:
-        code = main(["--root", str(ROOT), "batch", str(folder), "--assignment", assignment, "--out", str(work / "batch"),
-                     "--jobs", str(jobs), "--work", str(work / "grader")])
-    grades = [grade_json(path) for path in sorted((work / "batch" / "students").glob("*/grade.json"))]
+        started = time.time()
+        batch = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT / "grader")})
+        try:
+            code = batch.wait(cut_s)
+        except subprocess.TimeoutExpired:  # the batch stops cleanly, keeping every finished grade
+            batch.send_signal(signal.SIGINT)
+            code = batch.wait()
+    finished = sorted((path.stat().st_mtime - started, grade_json(path))
+                      for path in (work / "batch" / "students").glob("*/grade.json"))
+    grades = [grade for _, grade in finished]
     graded = sum(grade["status"] == "graded" for grade in grades)
-    print(f"\nbatch of {assignment}: {len(grades)} submissions ({graded} graded), --jobs {jobs}, exit code {code}: "
-          f"{usage} (the reference's build and runs included); {60 * len(grades) / usage.wall_s:.1f} grades a minute")
+    print(f"\nbatch of {assignment}: {len(grades)} of {submissions} submissions finished ({graded} graded), --jobs {jobs}, "
+          f"exit code {code}: {usage} (the reference's build and runs included); "
+          f"{60 * len(grades) / usage.wall_s:.1f} grades a minute")
+    for seconds, grade in finished:
+        print(f"  {seconds:6.0f} s  {grade['student']}: {grade['status']}, {grade['score']}")
     # Each copy fails what its original fails (grading_fixtures.make_submissions): a task failed
     # is one with points to give that gave none (speed points may keep a passed one below full).
     unexpected = [f"{grade['student']}: failed {sorted(failed)}, expected {sorted(expected[original])}"
@@ -130,11 +144,13 @@ def main_bench() -> None:
     parser.add_argument("--jobs", type=int, default=3)
     parser.add_argument("--assignment", default="pbb", help="the batch's assignment (default pbb)")
     parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--cut", type=float, metavar="SECONDS",
+                        help="stop the batch (SIGINT) after this long and report the grades that finished")
     args = parser.parse_args()
     if args.regrades:
         bench_regrades(args.work, args.regrades)
     if args.submissions:
-        bench_batch(args.work, args.assignment, args.submissions, args.jobs)
+        bench_batch(args.work, args.assignment, args.submissions, args.jobs, args.cut)
 
 
 if __name__ == "__main__":
