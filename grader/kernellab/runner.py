@@ -9,12 +9,14 @@ tail of its output are kept.
 import functools
 import os
 import re
+import resource
 import signal
+import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,6 +124,16 @@ class _BoundedOutput:
         return bytes(self.head + middle + self.tail).decode("utf-8", errors="replace")
 
 
+# Where a student build's harness writes its records (kernellab/record.hpp, kRecordDescriptor): a
+# socket the grader reads while the run goes on, above the run's descriptor limit. The run can
+# neither reopen a socket by /proc/self/fd nor, below the limit, put a descriptor of its own at this
+# number (open, dup2 and fcntl all stay under it), so what the harness wrote reaches the grader as
+# it was written; records that the run adds beside them are checks made twice, which the judge
+# refuses. (A file would not do: the run could rewrite it at exit, its end record included.)
+RECORD_DESCRIPTOR = 1000
+_record_descriptor_lock = threading.Lock()
+
+
 def run_program(
     command: Sequence[str],
     cwd: Path,
@@ -130,10 +142,23 @@ def run_program(
     sandbox: Sandbox | None = None,
     step: Step | None = None,
     pass_fds: Sequence[int] = (),
+    records_to: Path | None = None,
 ) -> RunOutcome:
     """Run `command` in `cwd` with only the passed-through and the given environment variables;
     inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it). The
-    descriptors `pass_fds` stay open in the program (the speed program's pipes to the grader)."""
+    descriptors `pass_fds` stay open in the program (the speed program's pipes to the grader).
+    With `records_to`, what the program writes to RECORD_DESCRIPTOR goes to that file (at most the
+    step's file size), read by the grader while the program runs."""
+    channel = _RecordChannel(records_to, step.file_bytes if step else 1 << 30) if records_to else None
+    try:
+        return _run(command, cwd, timeout_s, environment, sandbox, step, pass_fds, channel)
+    finally:
+        if channel:
+            channel.close()
+
+
+def _run(command: Sequence[str], cwd: Path, timeout_s: float, environment: Mapping[str, str], sandbox: Sandbox | None,
+         step: Step | None, pass_fds: Sequence[int], channel: "_RecordChannel | None") -> RunOutcome:
     env = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
     if step is not None:
         env.setdefault("KERNELLAB_CPU_WORKERS", str(cpu_workers(step)))
@@ -141,17 +166,20 @@ def run_program(
     with sandbox.confine(list(command), step, cwd) if sandbox and step else _unconfined(command, cwd, step) as confined:
         stopping.hold_if_stopping()
         started = time.monotonic()
-        process = subprocess.Popen(
-            confined.argv,
-            cwd=confined.cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=stopping.dying_with_grader(confined.preexec),
-            pass_fds=(*confined.pass_fds, *pass_fds),
-        )
+        with channel.placed() if channel else nullcontext():
+            process = subprocess.Popen(
+                confined.argv,
+                cwd=confined.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=stopping.dying_with_grader(_below_record_descriptor(confined.preexec) if channel else confined.preexec),
+                pass_fds=(*confined.pass_fds, *pass_fds, *((RECORD_DESCRIPTOR,) if channel else ())),
+            )
+        if channel:
+            channel.reading()
         output = _BoundedOutput()
         reader = threading.Thread(target=_drain, args=(process.stdout, output), daemon=True)
         reader.start()
@@ -169,6 +197,8 @@ def run_program(
         # A run that a stop of the grader killed has no outcome to judge.
         stopping.hold_if_stopping()
         reader.join(timeout=5)
+        if channel:
+            channel.drained()
         exit_code = None if timed_out else process.returncode
         if not timed_out and not confined.started():
             raise SandboxFailure(f"the sandbox could not start {command[0]}: {output.text().strip()[:500]}")
@@ -176,6 +206,70 @@ def run_program(
             exit_code = SANDBOX_SIGNAL_BASE - exit_code  # bubblewrap's "killed by signal N", as Popen words it
         ended = time.monotonic()
         return RunOutcome(exit_code, timed_out, ended - started, output.text(), confined.limit_hit(), ended)
+
+
+class _RecordChannel:
+    """The socket between a run's RECORD_DESCRIPTOR and its records file, drained by a thread."""
+
+    def __init__(self, records: Path, most_bytes: int):
+        self._records, self._most_bytes = records, most_bytes
+        self._grader_end, self._run_end = socket.socketpair()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+
+    @contextmanager
+    def placed(self) -> Iterator[None]:
+        """The run's end at RECORD_DESCRIPTOR in this process, inheritable, while the program starts
+        (one start at a time: the number is one for the whole process)."""
+        with _record_descriptor_lock:
+            try:
+                os.fstat(RECORD_DESCRIPTOR)
+            except OSError:
+                pass
+            else:
+                raise SandboxFailure(f"the grader's descriptor {RECORD_DESCRIPTOR}, the records' channel, is taken")
+            os.dup2(self._run_end.fileno(), RECORD_DESCRIPTOR, inheritable=True)
+            try:
+                yield
+            finally:
+                os.close(RECORD_DESCRIPTOR)
+
+    def reading(self) -> None:
+        """Only the program holds the run's end now: its end of file is the program's end."""
+        self._run_end.close()
+        self._thread.start()
+
+    def _drain(self) -> None:
+        written = 0
+        with open(self._records, "wb") as records:
+            while block := self._grader_end.recv(1 << 20):
+                # Past the limit the rest is read and dropped: the records lack their end record.
+                kept = block[:max(0, self._most_bytes - written)]
+                records.write(kept)
+                written += len(kept)
+
+    def drained(self) -> None:
+        """Wait for the records (a process the run left behind outside any sandbox could hold the
+        socket open: its last bytes are not waited for)."""
+        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._grader_end.shutdown(socket.SHUT_RDWR)
+            self._thread.join()
+
+    def close(self) -> None:
+        if self._thread.ident is not None:
+            self.drained()
+        self._run_end.close()
+        self._grader_end.close()
+
+
+def _below_record_descriptor(preexec: Callable[[], None] | None) -> Callable[[], None]:
+    """`preexec`, then a descriptor limit that RECORD_DESCRIPTOR is at: the program can open, dup2 or
+    fcntl no descriptor of its own there."""
+    def limited() -> None:
+        if preexec:
+            preexec()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (RECORD_DESCRIPTOR, RECORD_DESCRIPTOR))
+    return limited
 
 
 @contextmanager

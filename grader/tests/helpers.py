@@ -118,6 +118,7 @@ def judge_stand_in(tmp_path: Path, backend: str, expected: bytes, produced: byte
     from kernellab.grading.run import GradingRun
     from kernellab.grading.targets import executable
     from kernellab.manifest import load_assignment
+    from kernellab.runner import RECORD_DESCRIPTOR
     from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 
     run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), backend, tmp_path / "work", sandbox=None, seed=1)
@@ -129,7 +130,7 @@ def judge_stand_in(tmp_path: Path, backend: str, expected: bytes, produced: byte
     (tmp_path / "produced.rec").write_bytes(produced)
     program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
     program.parent.mkdir(parents=True)
-    program.write_text(f'#!/bin/sh\ncp {tmp_path / "produced.rec"} "$KERNELLAB_RECORD"\n'
+    program.write_text(f'#!/bin/bash\ncat {tmp_path / "produced.rec"} >&{RECORD_DESCRIPTOR}\n'
                        + (f"echo '{STAND_IN_WARNING}' >&2\n" if warns else "")
                        + f"exit {exit_code}\n")
     program.chmod(0o755)

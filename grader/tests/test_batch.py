@@ -49,7 +49,8 @@ sys.exit(main(sys.argv[1:]))
 def batch_command(submissions: Path, out: Path) -> list[str]:
     script = STAND_IN.format(grader=str(REAL_ROOT / "grader"))
     return [sys.executable, "-c", script, "--root", str(TEMPLATE_ROOT), "batch", str(submissions),
-            "--assignment", TEMPLATE_ID, "--out", str(out), "--jobs", "2", "--backend", "cuda"]
+            "--assignment", TEMPLATE_ID, "--out", str(out), "--jobs", "2", "--backend", "cuda",
+            "--work", str(submissions.parent / "work")]
 
 
 def test_submissions_are_folders_and_archives_named_by_student(tmp_path):
@@ -80,8 +81,7 @@ def test_the_batch_log_says_when_each_student_starts_and_what_each_stage_earned(
 def test_a_graded_submissions_builds_and_records_go_and_its_logs_stay(tmp_path):
     submissions = tmp_path / "submissions"
     (submissions / "ann").mkdir(parents=True)
-    command = batch_command(submissions, tmp_path / "out") + ["--work", str(tmp_path / "work")]
-    finished = subprocess.run(command, capture_output=True, text=True)
+    finished = subprocess.run(batch_command(submissions, tmp_path / "out"), capture_output=True, text=True)
     assert finished.returncode == 0, finished.stdout + finished.stderr
     job = tmp_path / "work" / TEMPLATE_ID / "jobs" / "ann"
     assert sorted(path.relative_to(job).as_posix() for path in job.rglob("*") if path.is_file()) == [

@@ -21,6 +21,7 @@ from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
 from kernellab.manifest import Requirement, load_assignment
+from kernellab.runner import RECORD_DESCRIPTOR
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 from kernellab.verdict import Verdict
 
@@ -46,14 +47,14 @@ def stand_in_program(tmp_path: Path, run: GradingRun, first_run: str, later_runs
     behaviours = {}
     for name, values in results.items():
         (tmp_path / f"{name}.rec").write_bytes(record_bytes(values, "device"))
-        behaviours[name] = f'cp {tmp_path}/{name}.rec "$KERNELLAB_RECORD"; exit {int(name == "wrong")}'
+        behaviours[name] = f'cat {tmp_path}/{name}.rec >&{RECORD_DESCRIPTOR}; exit {int(name == "wrong")}'
     behaviours["out of GPU memory"] = "echo 'cudaMalloc(&data_, bytes()) failed: cudaErrorMemoryAllocation (out of memory)'; exit 1"
     behaviours["crashes"] = "kill -SEGV $$"
     behaviours["exits"] = "echo 'Broken Assumption: number of blocks 1366 exceeds maximal block size: 1024. Exiting!'; exit 1"
     program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
     program.parent.mkdir(parents=True)
     program.write_text(
-        "#!/bin/sh\n"
+        "#!/bin/bash\n"
         f"echo run >> {tmp_path}/runs\n"
         f'if [ "$(wc -l < {tmp_path}/runs)" -eq 1 ]; then {behaviours[first_run]}; fi\n'
         f"{behaviours[later_runs]}\n"

@@ -27,13 +27,13 @@ from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
 from kernellab.manifest import load_assignment
-from kernellab.runner import RunOutcome
+from kernellab.runner import RECORD_DESCRIPTOR, RunOutcome
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 from kernellab.verdict import Status, Verdict
 
 STARTER = load_assignment(TEMPLATE_ROOT, TEMPLATE_ID)
 VALUES = np.arange(1, 6, dtype=np.int32)
-BEHAVIOURS = {"hangs": "sleep 60", "passes": 'cp "$RIGHT" "$KERNELLAB_RECORD"'}
+BEHAVIOURS = {"hangs": "sleep 60", "passes": f'cat "$RIGHT" >&{RECORD_DESCRIPTOR}'}
 
 
 class Clock:
@@ -60,7 +60,7 @@ def stand_in(tmp_path: Path, build_dir: Path, behaviour: str) -> Path:
     """The saxpy test executable as a script that `behaviour`s, and counts its runs in <tmp>/runs."""
     program = executable(build_dir, STARTER.id, "saxpy")
     program.parent.mkdir(parents=True, exist_ok=True)
-    program.write_text(f"#!/bin/sh\necho run >> {tmp_path}/runs\nRIGHT={tmp_path}/right.rec\n{BEHAVIOURS[behaviour]}\n")
+    program.write_text(f"#!/bin/bash\necho run >> {tmp_path}/runs\nRIGHT={tmp_path}/right.rec\n{BEHAVIOURS[behaviour]}\n")
     program.chmod(program.stat().st_mode | stat.S_IXUSR)
     return program
 

@@ -72,6 +72,23 @@ def test_a_builds_compilers_yield_the_cores_to_the_runs_beside_them(job: Path):
     assert ran.exit_code == built.exit_code == 0, (ran.output, built.output)
     assert int(built.output) == min(19, int(ran.output) + build.niceness) > int(ran.output)
 
+
+def test_a_runs_records_reach_the_grader_as_written_and_the_run_cannot_take_their_descriptor(job: Path):
+    records = job / "run.rec"
+    outcome = runner.run_program([PYTHON, "-c", (
+        "import os\n"
+        f"os.write({runner.RECORD_DESCRIPTOR}, b'the harness wrote this')\n"
+        "for attempt in ('dup2', 'reopen'):\n"
+        "    try:\n"
+        f"        if attempt == 'dup2': os.dup2(os.pipe()[1], {runner.RECORD_DESCRIPTOR})\n"
+        f"        else: os.open('/proc/self/fd/{runner.RECORD_DESCRIPTOR}', os.O_RDWR)\n"
+        "        print('took it by', attempt)\n"
+        "    except OSError as error: print('refused', attempt, error.errno)\n"
+    )], Path("/tmp"), 30, sandbox=SANDBOX, step=run_step(Path(PYTHON), [], gpu=False), records_to=records)
+    assert outcome.exit_code == 0, outcome.output
+    assert "took it" not in outcome.output, outcome.output
+    assert records.read_bytes() == b"the harness wrote this"
+
 def test_a_step_has_no_network():
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))

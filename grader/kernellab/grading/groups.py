@@ -67,7 +67,9 @@ def run_group(grading: GradingRun, job: Path, program: Path, tests: str, group: 
     records are judged later."""
     records = job / "records" / f"{tests}.{group}.rec"
     fresh_output(records)
-    step = run_step(program, [records], gpu=grading.backend.on_gpu)
+    # The run never sees its records file: the harness writes them to the grader's socket
+    # (runner.RECORD_DESCRIPTOR), and the grader writes the file.
+    step = run_step(program, [], gpu=grading.backend.on_gpu)
     with grading.run_slots:
         if grading.deadline.over():
             # No verdict can come of it (out_of_time): the tests stage waits for no run of it.
@@ -78,9 +80,10 @@ def run_group(grading: GradingRun, job: Path, program: Path, tests: str, group: 
                 grading.group_command(program, tests, group),
                 cwd=records.parent,
                 timeout_s=limit_s,
-                environment={**grading.group_environment(group), "KERNELLAB_RECORD": str(records)},
+                environment=grading.group_environment(group),
                 sandbox=grading.sandbox,
                 step=step,
+                records_to=records,
             )
     log = run_log(job, tests, group)
     log.parent.mkdir(exist_ok=True)
