@@ -24,8 +24,10 @@ import platform
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from kernellab.cpus import available_cpus
 from kernellab.errors import InputError
 from kernellab.grading.targets import compiled_in, executable, is_speed_target
 
@@ -77,19 +79,18 @@ def symbols_in_binaries(
     calls around the counted copies. `baseline` is the reference's build folder, `root` the project's."""
     pattern = library_pattern(forbidden) if forbidden else None
     tests = [target for target in targets if not is_speed_target(target)]
-    found: dict[str, tuple[str, ...]] = {}
-    for target in targets:
+
+    def findings_of(target: str) -> tuple[str, ...]:
         program = executable(build_dir, assignment_id, target)
         # The reference's programs this one is held against: its own, or (a speed program) the tests.
         held_against = tests if is_speed_target(target) else [target]
         if not program.is_file():
-            continue
+            return ()
         try:
             names, replaced = _symbols(program, pattern)
             called = _called(build_dir, assignment_id, target)
         except UnreadableProgram as unreadable:
-            found[target] = (f"the {target} build could not be checked ({unreadable.message}), so it earns nothing",)
-            continue
+            return (f"the {target} build could not be checked ({unreadable.message}), so it earns nothing",)
         reference_names, reference_replaced = set(), {}
         reached = _forbidden_headers(headers_of(build_dir, assignment_id, target) or set(), pattern)
         for other in held_against:
@@ -108,9 +109,11 @@ def symbols_in_binaries(
         reference_calls = set().union(*(_called(baseline, assignment_id, other) for other in held_against))
         findings += [f"the {target} build calls {name}: {why}"
                      for name, why in uncounted_routes(called - reference_calls, root)]
-        if findings:
-            found[target] = tuple(findings)
-    return found
+        return tuple(findings)
+
+    # The programs are read by tools in processes of their own: one thread each waits for them.
+    with ThreadPoolExecutor(max(1, min(len(targets), available_cpus()))) as pool:
+        return {target: found for target, found in zip(targets, pool.map(findings_of, targets)) if found}
 
 
 class UnreadableProgram(InputError):
@@ -118,9 +121,26 @@ class UnreadableProgram(InputError):
     task, the reference's makes the grade "not graded"."""
 
 
+def _stamp(path: Path) -> tuple[str, int, int, int] | tuple[str]:
+    """What tells one version of a file from another, for the caches below: every grade of a
+    batch reads the same reference programs and dependency logs again, which do not change."""
+    try:
+        status = path.stat()
+    except OSError:
+        return (str(path),)
+    return (str(path), status.st_ino, status.st_mtime_ns, status.st_size)
+
+
 def _symbols(program: Path, pattern: re.Pattern | None) -> tuple[set[str], dict[str, str]]:
     """The forbidden names among the program's symbols, and each function or variable it defines
     that a shared library it loads also defines, with that library's name."""
+    names, replaced = _symbols_of(_stamp(program), pattern)
+    return set(names), dict(replaced)
+
+
+@functools.lru_cache(maxsize=256)
+def _symbols_of(stamp: tuple, pattern: re.Pattern | None) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    program = Path(stamp[0])
     listing = _run_tool(["nm", "-C", str(program)])
     names = {match[1].lower() for match in pattern.finditer(listing)} if pattern else set()
     defined = {line.split()[2] for line in _run_tool(["nm", "--defined-only", "--extern-only", str(program)]).splitlines()
@@ -129,7 +149,7 @@ def _symbols(program: Path, pattern: re.Pattern | None) -> tuple[set[str], dict[
     for library in _needed_libraries(program):
         for name in (defined - RUNTIME_SYMBOLS) & _exported(library):
             replaced.setdefault(name, Path(library).name)
-    return names, replaced
+    return frozenset(names), tuple(replaced.items())
 
 
 def _run_tool(command: list[str]) -> str:
@@ -203,11 +223,16 @@ def _called(build_dir: Path, assignment_id: str, target: str) -> set[str]:
     objects = sorted((directory / "assignments" / assignment_id / "CMakeFiles" / f"{cmake_target}.dir").rglob("*.o"))
     if not objects:  # a program that built has objects: not finding them is no clean bill
         raise UnreadableProgram(f"the objects of {cmake_target} are not in {directory}")
+    return set(_called_by(tuple(map(_stamp, objects))))
+
+
+@functools.lru_cache(maxsize=256)
+def _called_by(objects: tuple[tuple, ...]) -> frozenset[str]:
     called = set()
-    for line in _run_tool(["nm", "-u", "-C", *map(str, objects)]).splitlines():
+    for line in _run_tool(["nm", "-u", "-C", *(stamp[0] for stamp in objects)]).splitlines():
         if match := re.fullmatch(r"\s+[Uwv] ([\w:]+)\S*.*", line):
             called.add(match[1])
-    return called
+    return frozenset(called)
 
 
 def headers_of(build_dir: Path, assignment_id: str, target: str) -> set[str] | None:
@@ -215,11 +240,17 @@ def headers_of(build_dir: Path, assignment_id: str, target: str) -> set[str] | N
     of the folder it was compiled in); None without such a log, or where the log has no entry
     for it (its compile failed): what it read is then unknown."""
     directory, cmake_target = compiled_in(build_dir, assignment_id, target)
-    return _dependency_log(directory).get(cmake_target) if (directory / "build.ninja").exists() else None
+    if not (directory / "build.ninja").exists():
+        return None
+    headers = _dependency_log(_stamp(directory / ".ninja_deps")).get(cmake_target)
+    return None if headers is None else set(headers)
 
 
-def _dependency_log(build_dir: Path) -> dict[str, set[str]]:
-    """Per CMake target of `build_dir`, every file its objects' compilers read."""
+@functools.lru_cache(maxsize=64)
+def _dependency_log(deps: tuple) -> dict[str, frozenset[str]]:
+    """Per CMake target of the build folder of the log `deps` (its stamp), every file its objects'
+    compilers read."""
+    build_dir = Path(deps[0]).parent
     if shutil.which("ninja") is None:
         raise UnreadableProgram("ninja is not installed, whose log says what each program's compilers read")
     log = subprocess.run(["ninja", "-C", str(build_dir), "-t", "deps"], capture_output=True, text=True, errors="replace")
@@ -233,7 +264,7 @@ def _dependency_log(build_dir: Path) -> dict[str, set[str]]:
                 headers.setdefault(target, set())  # built, even where it read nothing of interest
         elif target and line.strip():
             headers[target].add(line.strip())
-    return headers
+    return {target: frozenset(read) for target, read in headers.items()}
 
 
 def _forbidden_headers(headers: set[str], pattern: re.Pattern | None) -> dict[str, str]:

@@ -105,3 +105,31 @@ def test_a_program_whose_symbols_cannot_be_read_earns_nothing(tmp_path: Path):
     shutil.rmtree(student.parent / "CMakeFiles")
     found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], (), baseline=tmp_path / "reference", root=REAL_ROOT)
     assert found["map"][0].startswith("the map build could not be checked (the objects of demo_test_map are not in"), found
+
+
+def test_a_program_built_again_in_the_same_place_is_read_again(tmp_path: Path):
+    # The checks keep what they read of each file (a batch reads the reference's programs once per
+    # grade), by its path, size and time: a program rebuilt in place, as a regrade does, is new.
+    compile_program(tmp_path / "reference/assignments/demo/demo_test_map", REFERENCE_MAIN)
+    student = tmp_path / "student/assignments/demo/demo_test_map"
+    compile_program(student, REFERENCE_MAIN)
+    assert symbols_in_binaries(tmp_path / "student", "demo", ["map"], (), baseline=tmp_path / "reference", root=REAL_ROOT) == {}
+    compile_program(student, '#include <cstdio>\nextern "C" size_t fwrite(const void*, size_t size, size_t n, FILE*) '
+                             '{ return size * n; }\n' + REFERENCE_MAIN)
+    found = symbols_in_binaries(tmp_path / "student", "demo", ["map"], (), baseline=tmp_path / "reference", root=REAL_ROOT)
+    assert found["map"][0].startswith("the map build defines fwrite itself"), found
+
+
+def test_every_program_is_checked_each_with_its_own_findings(tmp_path: Path):
+    # The programs are read at once, one thread each: each finding stays with its own program.
+    for target in ("map", "sum", "scan"):
+        compile_program(tmp_path / f"reference/assignments/demo/demo_test_{target}", REFERENCE_MAIN)
+    replaced = {"map": 'extern "C" size_t fwrite(const void*, size_t, size_t, FILE*) { return 0; }\n',
+                "scan": 'extern "C" int fputs(const char*, FILE*) { return 0; }\n'}
+    for target, definition in replaced.items():
+        compile_program(tmp_path / f"student/assignments/demo/demo_test_{target}", "#include <cstdio>\n" + definition + REFERENCE_MAIN)
+    compile_program(tmp_path / "student/assignments/demo/demo_test_sum", REFERENCE_MAIN)
+    found = symbols_in_binaries(tmp_path / "student", "demo", ["map", "sum", "scan"], (), baseline=tmp_path / "reference",
+                                root=REAL_ROOT)
+    assert sorted(found) == ["map", "scan"]
+    assert "defines fwrite" in found["map"][0] and "defines fputs" in found["scan"][0], found
