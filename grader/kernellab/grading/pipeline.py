@@ -1,14 +1,17 @@
 """Grade one submission: intake, then STAGES in order, each a module of its own.
 
-    intake -> isolation -> build -> tests (the race check beside) -> judge and score
-    -> confirming failures alone -> speed -> sanitizers -> feedback -> the Grade
+    intake -> isolation -> build | race-check build -> tests | race check | program checks
+    -> judge and score -> confirming failures alone -> speed -> sanitizers -> feedback -> the Grade
 
-The reference's build and records go on beside the first stages, from the build to the tests;
-the judge waits for them. Each stage takes the submission's state (`Submission`) and returns it
-with what it made, and declares what it holds of the machine (`Holds`), so that a scheduler can
-interleave the stages of many submissions. Confirming alone, speed and the sanitizers are skipped,
-and said so, when they will not fit in what the run's deadline leaves; the grade so far is
-published after each stage that earns points (progress.py).
+Stages joined by "|" form one step and run at once: the CPU's work beside the GPU's, which one
+after another left all but a few of a grade's cores idle (docs/performance.md). The sanitizers
+stay apart from the tests: beside instrumented kernels a test run of many short launches went
+from 2.3 to 19 s on an H100, and runs out of their time are confirmed alone. The reference's build
+and records go on beside the first steps; the program checks and the judge wait for them. Each
+stage takes the submission's state (`Submission`) and returns it with what it made, fields of its
+own, and declares what it holds of the machine (`Holds`). Confirming alone, speed and the
+sanitizers are skipped, and said so, when they will not fit in what the run's deadline leaves;
+the grade so far is published after each stage that earns points (progress.py).
 
 Student code only ever runs in the sandbox (sandbox/): its build, and each test, speed or
 sanitizer program started by runner.py; everything that decides a score runs here, in the
@@ -20,10 +23,9 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TypeVar
 
 from kernellab import applicability, properties
 from kernellab.applicability import Condition
@@ -35,8 +37,8 @@ from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import Grade, GradingError, GroupResult, TaskGrade
 from kernellab.grading.progress import Progress
-from kernellab.grading.race.check import RaceCheck
-from kernellab.grading.race.stage import add_race_warnings, race_findings, run_race_check
+from kernellab.grading.race.check import RaceBuild, RaceCheck
+from kernellab.grading.race.stage import add_race_warnings, build_race_check, race_findings, run_race_check
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import stage as sanitizers
 from kernellab.grading.sanitizers.compute_sanitizer import SanitizerReport
@@ -48,8 +50,6 @@ from kernellab.manifest import Assignment
 from kernellab.sandbox.step import SandboxFailure
 from kernellab.static_checks import forbidden_in_sources
 from kernellab.verdict import LOCKSTEP_MEASUREMENT, Status, Verdict
-
-T = TypeVar("T")
 
 LARGE_CASES_NOTE = ("the large cases (the course's own array sizes) run on a GPU only: "
                     "a GPU grade runs them with the hidden cases")
@@ -83,6 +83,7 @@ class Submission:
     # The build's result: the program of each target that built.
     programs: Programs = field(default_factory=dict)
     not_applicable: tuple[Condition, ...] = ()
+    race_build: RaceBuild | None = None
     runs: list[groups.GroupRun] = field(default_factory=list)
     races: dict[str, RaceCheck] = field(default_factory=dict)
     results: dict[groups.GroupKey, GroupResult] = field(default_factory=dict)
@@ -125,12 +126,6 @@ def timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
     seconds[stage] = time.monotonic() - started
 
 
-def timed_call(seconds: dict[str, float], stage: str, function: Callable[..., T], *args: object) -> T:
-    """`function(*args)`, its seconds added to `seconds` (for a stage that runs in a thread)."""
-    with timed(seconds, stage):
-        return function(*args)
-
-
 def isolate(grading: GradingRun, state: Submission) -> Submission:
     """The forbidden names in the sources, and each task's own folder (isolation/stage.py)."""
     assignment, progress = grading.assignment, state.progress
@@ -165,17 +160,41 @@ def build_programs(grading: GradingRun, state: Submission) -> Submission:
                    not_applicable=not_applicable)
 
 
+def build_for_race_check(grading: GradingRun, state: Submission) -> Submission:
+    """The race check's programs, on the CPU backend, beside the GPU build (race/stage.py)."""
+    with timed(state.seconds, "race-check build"):
+        race_build = build_race_check(grading, state.solution, state.job, state.isolations)
+    return replace(state, race_build=race_build)
+
+
 def run_tests(grading: GradingRun, state: Submission) -> Submission:
-    """Every group of every test executable on the shared GPU, and the race check beside them on
-    the CPU's cores (race/stage.py)."""
-    with ThreadPoolExecutor(1) as race_thread:
-        race_checking = race_thread.submit(timed_call, state.seconds, "race check", run_race_check, grading,
-                                           state.solution, state.job, state.tests_built, state.not_applicable,
-                                           state.isolations)
-        with timed(state.seconds, "tests"):
-            runs = groups.run_groups(grading, state.job, state.test_programs, state.not_applicable)
-        races = race_checking.result()
-    return replace(state, runs=runs, races=races)
+    """Every group of every test executable, several at once on the shared GPU."""
+    with timed(state.seconds, "tests"):
+        runs = groups.run_groups(grading, state.job, state.test_programs, state.not_applicable)
+    return replace(state, runs=runs)
+
+
+def check_races(grading: GradingRun, state: Submission) -> Submission:
+    """The race check's runs, on the CPU's cores beside the GPU's (race/stage.py)."""
+    with timed(state.seconds, "race check"):
+        races = run_race_check(grading, state.solution, state.job, state.tests_built, state.not_applicable,
+                               state.isolations, state.race_build)
+    return replace(state, races=races)
+
+
+def check_programs(grading: GradingRun, state: Submission) -> Submission:
+    """What every program that built links, defines and calls, against the reference's programs
+    (binary_checks.py), once the reference has built them."""
+    if state.reference_ready is not None:
+        state.reference_ready.result()  # its failure is the grade's
+    assignment = grading.assignment
+    with timed(state.seconds, "program checks"):
+        # Every program that built, the speed programs that time tasks included: the timed program is a checked one.
+        symbol_findings = symbols_in_binaries(
+            state.build_dir, assignment.id, list(state.programs), assignment.grading.forbidden,
+            baseline=grading.reference_build, root=assignment.root,
+        )
+    return replace(state, symbol_findings=symbol_findings)
 
 
 def judge_and_score(grading: GradingRun, state: Submission) -> Submission:
@@ -185,14 +204,9 @@ def judge_and_score(grading: GradingRun, state: Submission) -> Submission:
         state.reference_ready.result()  # its failure is the grade's
     assignment = grading.assignment
     results = isolation.noted(groups.judge_groups(grading, state.tests_built, state.runs), state.isolations)
-    # Every program that built, the speed programs that time tasks included: the timed program is a checked one.
-    symbol_findings = symbols_in_binaries(
-        state.build_dir, assignment.id, list(state.programs), assignment.grading.forbidden,
-        baseline=grading.reference_build, root=assignment.root,
-    )
-    state = replace(state, results=results, symbol_findings=symbol_findings,
-                    static_findings=findings.findings_by_task(assignment, state.build_dir, state.source_findings, symbol_findings),
-                    found=findings.all_findings(state.source_findings, symbol_findings))
+    state = replace(state, results=results,
+                    static_findings=findings.findings_by_task(assignment, state.build_dir, state.source_findings, state.symbol_findings),
+                    found=findings.all_findings(state.source_findings, state.symbol_findings))
     state = scored(grading, state)
     state.progress.reached("tests", state.grades, state.found)
     return state
@@ -243,16 +257,38 @@ def add_feedback(grading: GradingRun, state: Submission) -> Submission:
     return replace(state, grades=sanitizers.add_sanitizer_reports(grading, grades, state.sanitizer_reports))
 
 
-STAGES = (
-    Stage("isolation", frozenset({Holds.CPU}), isolate),
-    Stage("build", frozenset({Holds.CPU}), build_programs),
-    Stage("tests", frozenset({Holds.CPU, Holds.GPU_SHARED}), run_tests),
-    Stage("judge and score", frozenset(), judge_and_score),
-    Stage("confirming failures alone", frozenset({Holds.GPU_ALONE}), confirm_alone),
-    Stage("speed", frozenset({Holds.GPU_ALONE}), time_speed),
-    Stage("sanitizers", frozenset({Holds.GPU_SHARED}), sanitize),
-    Stage("feedback", frozenset(), add_feedback),
+# Each step: its stages, which run at once, each on the state the step before made.
+STAGES: tuple[tuple[Stage, ...], ...] = (
+    (Stage("isolation", frozenset({Holds.CPU}), isolate),),
+    (Stage("build", frozenset({Holds.CPU}), build_programs),
+     Stage("race-check build", frozenset({Holds.CPU}), build_for_race_check)),
+    (Stage("tests", frozenset({Holds.CPU, Holds.GPU_SHARED}), run_tests),
+     Stage("race check", frozenset({Holds.CPU}), check_races),
+     Stage("program checks", frozenset({Holds.CPU}), check_programs)),
+    (Stage("judge and score", frozenset(), judge_and_score),),
+    (Stage("confirming failures alone", frozenset({Holds.GPU_ALONE}), confirm_alone),),
+    (Stage("speed", frozenset({Holds.GPU_ALONE}), time_speed),),
+    (Stage("sanitizers", frozenset({Holds.GPU_SHARED}), sanitize),),
+    (Stage("feedback", frozenset(), add_feedback),),
 )
+
+
+def run_step(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) -> Submission:
+    """`state` with what each stage of `step` made, the stages run at once (a stage's failure is
+    raised once all have ended). Each makes fields of its own: two that set one field are a
+    mistake of STAGES."""
+    if len(step) == 1:
+        return step[0].run(grading, state)
+    with ThreadPoolExecutor(len(step)) as pool:
+        made = [future.result() for future in [pool.submit(stage.run, grading, state) for stage in step]]
+    changed: dict[str, object] = {}
+    for stage, output in zip(step, made):
+        for name in (entry.name for entry in fields(Submission)):
+            if getattr(output, name) is not getattr(state, name):
+                if name in changed:
+                    raise AssertionError(f"two stages beside each other made the submission's {name}, {stage.name} one of them")
+                changed[name] = getattr(output, name)
+    return replace(state, **changed)
 
 
 def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path,
@@ -276,8 +312,8 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
     try:
         with ThreadPoolExecutor(1) as beside:
             state = replace(state, reference_ready=beside.submit(reference.prepare, grading))
-            for stage in STAGES:
-                state = stage.run(grading, state)
+            for step in STAGES:
+                state = run_step(grading, state, step)
     except SubmissionRejected as rejection:  # a build's harness check (compiled_checks.py)
         return rejected(rejection)
     except (GradingError, InputError, OSError, SandboxFailure) as error:

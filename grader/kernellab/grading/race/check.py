@@ -11,13 +11,15 @@ any group.
 What a grading run's submissions share, a RaceCheckRun, lives in its own folder of the grading
 run's work folder: the reference's CPU build, whose runtime (its thread orders fixed at compile
 time, as in every build of student code) and harness mains each submission's build links instead
-of compiling them again, and the reference's records, made once. stage.py calls
-`check_races` beside the GPU's runs and turns what it finds into findings.
+of compiling them again, and the reference's records, made once. stage.py builds the check's
+programs beside the GPU build (`build_for_races`), runs them beside the GPU's runs
+(`run_race_checks`) and turns what they find into findings.
 """
 
 import re
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,13 +28,14 @@ from kernellab.backend import Backend
 from kernellab.deadline import Deadline
 from kernellab.errors import InputError
 from kernellab.grading import reference
-from kernellab.grading.building import build, cpu_fixed_orders_arg, student_role_args
+from kernellab.grading.building import Built, build, cpu_fixed_orders_arg, student_role_args
 from kernellab.grading.groups import judge_group, out_of_time, reported_errors, run_group, warned_lockstep
 from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import GradingError
+from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
-from kernellab.grading.targets import programs_of
+from kernellab.grading.targets import Programs, programs_of
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
@@ -105,28 +108,47 @@ class RaceCheckRun(GradingRun):
         return (runtime, *reference.prebuilt_mains(self)) if runtime.is_file() else ()
 
 
-def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[str],
-                not_applicable: tuple[Condition, ...] = (), isolations: dict[str, Isolation] | None = None) -> dict[str, RaceCheck]:
-    """Per test executable of `tests`, what the CPU backend's thread orders found in `solution`
-    (the intake's folder), built under `job`, each against its task's isolated folder where it
-    has one (`isolations`, as the GPU build); `not_applicable`: the cases the submission's code
-    does not promise (applicability.py), left out as in its GPU groups."""
+@dataclass(frozen=True)
+class RaceBuild:
+    """The check's build of a submission: what built of each test executable, or why the check
+    cannot build here at all."""
+
+    # Why the CPU backend does not build on this machine (RaceCheckRun.unavailable), or "".
+    unavailable: str
+    built: Built
+    programs: Programs
+    # The test executables built against their task's isolated folder.
+    isolated: frozenset[str] = frozenset()
+
+
+def build_for_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[str],
+                    isolations: dict[str, Isolation] | None = None) -> RaceBuild:
+    """`tests` built from `solution` (the intake's folder) on the CPU backend under `job`, each
+    against its task's isolated folder where it has one (`isolations`, as the GPU build)."""
     if reason := run.unavailable():
-        return {name: RaceCheck(name, UNAVAILABLE, reason, run.hidden_sizes) for name in tests}
-    isolations = isolations or {}
+        return RaceBuild(reason, {}, {})
+    isolations = {tests_name: isolation for tests_name, isolation in (isolations or {}).items() if tests_name in tests}
     prebuilt = run.prebuilt()
     cmake_args = (*run.cmake_args, *student_role_args(run.backend))
     if prebuilt:
         cmake_args += (f"-DKERNELLAB_PREBUILT_MAINS={run.reference_build}", f"-DKERNELLAB_PREBUILT_CPU_RUNTIME={run.reference_build}")
     built = build(run.assignment, solution, job / "build", list(tests), cmake_args, run.sandbox,
                   readable=prebuilt, views=isolation.views(isolations), cache=run.compile_cache)
-    programs = programs_of(job / "build", run.assignment.id, built)
-    checks = {}
-    for name in tests:
-        if built[name] is not None:
-            checks[name] = RaceCheck(name, Verdict.BUILD_FAILED, f"its CPU-backend build failed:\n{built[name]}", run.hidden_sizes)
-            continue
-        ran = run_group(run, job, programs[name], name, GROUP, not_applicable)
+    return RaceBuild("", built, programs_of(job / "build", run.assignment.id, built), frozenset(isolations))
+
+
+def run_race_checks(run: RaceCheckRun, job: Path, race_build: RaceBuild, tests: Sequence[str],
+                    not_applicable: tuple[Condition, ...] = ()) -> dict[str, RaceCheck]:
+    """Per test executable of `tests`, what the CPU backend's thread orders found in its program
+    of `race_build`, several at once; `not_applicable`: the cases the submission's code does not
+    promise (applicability.py), left out as in its GPU groups."""
+    if race_build.unavailable:
+        return {name: RaceCheck(name, UNAVAILABLE, race_build.unavailable, run.hidden_sizes) for name in tests}
+
+    def check(name: str) -> RaceCheck:
+        if race_build.built[name] is not None:
+            return RaceCheck(name, Verdict.BUILD_FAILED, f"its CPU-backend build failed:\n{race_build.built[name]}", run.hidden_sizes)
+        ran = run_group(run, job, race_build.programs[name], name, GROUP, not_applicable)
         if why := out_of_time(run, [ran]):
             # As for the tests: a run the grading deadline cut says nothing of the code, and
             # neither a race finding nor a pass may come of it.
@@ -134,10 +156,17 @@ def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[st
         result = judge_group(run, ran, failures_left_to_gpu=False)
         if result.verdict == Verdict.PASSED:
             # A warp-synchronous race that the task's policy accepts: right in lockstep, a warning.
-            checks[name] = RaceCheck(name, result.verdict, warned_lockstep(ran), run.hidden_sizes)
-        else:
-            checks[name] = RaceCheck(name, result.verdict, race_reported(ran.outcome.output) or result.detail, run.hidden_sizes)
-    return checks
+            return RaceCheck(name, result.verdict, warned_lockstep(ran), run.hidden_sizes)
+        return RaceCheck(name, result.verdict, race_reported(ran.outcome.output) or result.detail, run.hidden_sizes)
+
+    with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+        return dict(zip(tests, pool.map(check, tests)))
+
+
+def check_races(run: RaceCheckRun, solution: Path, job: Path, tests: Sequence[str],
+                not_applicable: tuple[Condition, ...] = (), isolations: dict[str, Isolation] | None = None) -> dict[str, RaceCheck]:
+    """`tests` built from `solution` and checked (build_for_races, then run_race_checks)."""
+    return run_race_checks(run, job, build_for_races(run, solution, job, tests, isolations), tests, not_applicable)
 
 
 def race_reported(output: str) -> str:

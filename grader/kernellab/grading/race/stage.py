@@ -1,6 +1,6 @@
 """The race-check stage of a GPU grade: the CPU backend's thread orders (check.py) on small
-cases of the tasks whose manifest asks for it (`race_check`), beside the GPU's runs (it uses CPU
-cores, not the GPU); a race found there is a finding on the task, and the manifest says what it
+cases of the tasks whose manifest asks for it (`race_check`), built beside the GPU build and run
+beside the GPU's runs (it uses CPU cores, not the GPU); a race found there is a finding on the task, and the manifest says what it
 costs: "fail" all its points, "warn" a warning only. Where the check cannot run on the grading
 machine, a "warn" task is told so and a "fail" task's grade is "not graded".
 
@@ -21,7 +21,8 @@ from kernellab.applicability import Condition
 from kernellab.grading.building import Built
 from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import GradingError, TaskGrade
-from kernellab.grading.race.check import UNAVAILABLE, RaceCheck, RaceCheckRun, check_races
+from kernellab.grading.race.check import (UNAVAILABLE, RaceBuild, RaceCheck, RaceCheckRun, build_for_races,
+                                         run_race_checks)
 from kernellab.grading.run import GradingRun
 from kernellab.manifest import Assignment
 from kernellab.verdict import Verdict
@@ -45,17 +46,36 @@ def race_run(grading: GradingRun) -> RaceCheckRun:
         return _race_runs[grading]
 
 
+def build_race_check(grading: GradingRun, solution: Path, job: Path,
+                     isolations: dict[str, Isolation]) -> RaceBuild | None:
+    """The check's programs, built under <job>/race-check beside the GPU build (it needs only the
+    sources); None where no stage runs (the CPU backend, whose own runs check every launch) or no
+    task asks for the check."""
+    tests = checked_tests(grading.assignment)
+    if not grading.backend.on_gpu or not tests:
+        return None
+    return build_for_races(race_run(grading), solution, job / "race-check", tests, isolations)
+
+
 def run_race_check(grading: GradingRun, solution: Path, job: Path, built: Built, not_applicable: tuple[Condition, ...] = (),
-                   isolations: dict[str, Isolation] | None = None) -> dict[str, RaceCheck]:
-    """What the check found per test executable that needs it and built on the GPU, built under
-    <job>/race-check (on a GPU backend only; none on the CPU backend, whose own runs check
-    every launch)."""
+                   isolations: dict[str, Isolation] | None = None, race_build: RaceBuild | None = None) -> dict[str, RaceCheck]:
+    """What the check found per test executable that needs it and built on the GPU (`built`), on a
+    GPU backend only. `race_build`: the check's programs (build_race_check), built here where not
+    given; a task whose isolated GPU build failed, and so was graded on the whole submission (it
+    is not in `isolations`), is checked on a whole build too."""
     if not grading.backend.on_gpu:
         return {}
     tests = [name for name in checked_tests(grading.assignment) if built.get(name, "") is None]
     if not tests:
         return {}
-    checks = check_races(race_run(grading), solution, job / "race-check", tests, not_applicable, isolations)
+    run, isolations = race_run(grading), isolations or {}
+    if race_build is None:
+        race_build = build_for_races(run, solution, job / "race-check", tests, isolations)
+    elif fell_back := [name for name in tests if name in race_build.isolated and name not in isolations]:
+        whole = build_for_races(run, solution, job / "race-check" / "whole", fell_back)
+        race_build = replace(race_build, built={**race_build.built, **whole.built},
+                             programs={**race_build.programs, **whole.programs})
+    checks = run_race_checks(run, job / "race-check", race_build, tests, not_applicable)
     _require_deciding_checks(grading.assignment, checks)
     return checks
 
