@@ -191,3 +191,30 @@ def test_the_clock_starts_where_kernellab_is_not_installed(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)  # `python -m` puts the working folder on sys.path
     served = serve(program(tmp_path), ["map"], [64], orders, tmp_path / "log", 60, None)
     assert served.problem == ""
+
+
+def test_the_grades_of_a_batch_share_the_references_rounds_each_timing_one_anew(tmp_path, few_repetitions):
+    # Each grade times the reference in one round of three, in turn, and takes the other two from
+    # the grades before it: the same seeds, so the same digests; the same three rounds' least.
+    reference = program(tmp_path, call_s=0.02, name="reference")
+    student = program(tmp_path, call_s=0.02, name="student")
+    shared = timing.ReferenceRounds([MAP])
+    for grade in range(4):
+        work = tmp_path / f"grade-{grade}"
+        [result] = timing.measure([MAP], {MAP.case: student}, reference, work, seed=5, sandbox=None, shared=shared)
+        assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == MAP.points, result
+        timed_anew = sorted(path.name for path in work.glob("reference-*.log"))
+        assert timed_anew == (["reference-0.log", "reference-1.log", "reference-2.log"] if grade == 0
+                              else [f"reference-{grade % timing.ROUNDS}.log"]), timed_anew
+        assert len(list(work.glob("student-*.log"))) == timing.ROUNDS
+
+
+def test_a_reference_round_with_a_problem_is_not_kept_for_the_next_grade(tmp_path, few_repetitions):
+    reference = program(tmp_path, call_s=0.02, name="reference")
+    shared = timing.ReferenceRounds([MAP])
+    broken = program(tmp_path, "import sys\n" + HONEST.replace("return digest(seed)", "sys.exit(0)"), name="broken")
+    with pytest.raises(timing.SpeedError):
+        timing.measure([MAP], {MAP.case: reference}, broken, tmp_path / "first", seed=5, sandbox=None, shared=shared)
+    [result] = timing.measure([MAP], {MAP.case: reference}, reference, tmp_path / "second", seed=5, sandbox=None,
+                              shared=shared)
+    assert result.problem == "" and len(list((tmp_path / "second").glob("reference-*.log"))) == timing.ROUNDS
