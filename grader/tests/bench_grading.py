@@ -75,10 +75,13 @@ def add_perturbed_copies(folder: Path, submissions: int) -> None:
         original = originals[copy % len(originals)]
         perturbed = folder / f"{original.name}--copy{copy}"
         shutil.copytree(original, perturbed)
-        # A name of each file's own: one file of a submission includes another.
+        # A name of each file's own (one file of a submission includes another), under a guard of
+        # its own: a header included twice in one translation unit must not define it twice.
         for index, source in enumerate(sorted(perturbed.iterdir())):
             if source.suffix in (".h", ".cuh", ".cu"):
-                source.write_text(source.read_text() + f"\nstatic constexpr int benchCopy{copy}File{index} = {copy};\n")
+                name = f"benchCopy{copy}File{index}"
+                source.write_text(source.read_text() + f"\n#ifndef {name.upper()}\n#define {name.upper()}\n"
+                                  f"static constexpr int {name} = {copy};\n#endif\n")
 
 
 def bench_batch(work: Path, assignment: str, submissions: int, jobs: int, cut_s: float | None) -> None:
@@ -96,8 +99,8 @@ def bench_batch(work: Path, assignment: str, submissions: int, jobs: int, cut_s:
         except subprocess.TimeoutExpired:  # the batch stops cleanly, keeping every finished grade
             batch.send_signal(signal.SIGINT)
             code = batch.wait()
-    finished = sorted((path.stat().st_mtime - started, grade_json(path))
-                      for path in (work / "batch" / "students").glob("*/grade.json"))
+    finished = sorted(((path.stat().st_mtime - started, grade_json(path))
+                       for path in (work / "batch" / "students").glob("*/grade.json")), key=lambda ended: ended[0])
     grades = [grade for _, grade in finished]
     graded = sum(grade["status"] == "graded" for grade in grades)
     print(f"\nbatch of {assignment}: {len(grades)} of {submissions} submissions finished ({graded} graded), --jobs {jobs}, "
