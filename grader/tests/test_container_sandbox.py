@@ -4,6 +4,7 @@ the reference sealed, nothing left running after a step. Needs root, as in a pla
 import os
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,26 @@ def test_a_folder_a_step_reads_alone_is_closed_to_every_other_step_during_and_af
     assert f"refused 13 {own}" in after.output and f"refused 13 {other}" in after.output, after.output
     # Closed to every group too, so that no later step given the same uid reads them.
     assert all(path.stat().st_mode & 0o077 == 0 for path in (own, own.parent, other, other.parent))
+
+
+def test_two_steps_that_read_one_folder_alone_take_turns_and_both_read_it(layout):
+    # A task's GPU build and its race-check build run side by side (grading/pipeline.py): the
+    # second waited for nothing, took the folder's group for its own uid, and the first lost it.
+    root, work, job = layout
+    sandbox = ContainerSandbox.find(root, work)
+    own = job / "isolated" / "alpha" / "kernels.cuh"
+    own.parent.mkdir(parents=True)
+    own.write_text("// alpha: the reference's code of the other tasks\n")
+    read_twice = (f"import time\nopen('{own}').read()\ntime.sleep(1)\n"
+                  f"try: open('{own}').read(); print('read twice', flush=True)\n"
+                  "except OSError as error: print('refused', error.errno, flush=True)\n")
+
+    def step_reading_alone(_: int) -> str:
+        return runner.run_program([PYTHON, "-c", read_twice], Path("/tmp"), 30, sandbox=sandbox,
+                                  step=build_step((), job / "records", alone=(own.parent,))).output.strip()
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        outputs = list(pool.map(step_reading_alone, range(2)))
+    assert outputs == ["read twice", "read twice"], outputs
+    assert time.monotonic() - started >= 2  # one after the other

@@ -19,12 +19,14 @@ What it cannot do without namespaces: take the network away, give the step a pri
 hide the system's libraries. The grade's report names the sandbox, so a reader knows.
 """
 
+import contextlib
 import ctypes
 import functools
 import os
 import shutil
 import stat
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,6 +55,11 @@ class ContainerSandbox:
         self._work = work
         self._bash = bash
         self._uids = StepUids()
+        # One step at a time holds a path it reads alone: it is that step's uid's group's for the
+        # step's time, and two steps at once (a task's GPU build and its race-check build run
+        # side by side) would take it from each other.
+        self._alone_locks: dict[Path, threading.Lock] = {}
+        self._alone_locks_lock = threading.Lock()
 
     @classmethod
     def find(cls, root: Path, work: Path) -> "ContainerSandbox":
@@ -100,6 +107,19 @@ class ContainerSandbox:
                     "(one under /tmp or /srv, say, not under /root)"
                 )
         _libc()  # loaded here: the child between fork and exec only calls it
+        with contextlib.ExitStack() as held_alone:
+            for path in sorted(step.readable_alone):  # in one order, so that no two steps wait on each other
+                held_alone.enter_context(self._alone_lock(path))
+            with self._as_uid(command, step, cwd, paths) as confined:
+                yield confined
+
+    def _alone_lock(self, path: Path) -> threading.Lock:
+        with self._alone_locks_lock:
+            return self._alone_locks.setdefault(path, threading.Lock())
+
+    @contextmanager
+    def _as_uid(self, command: list[str], step: Step, cwd: Path, paths: tuple[Path, ...]) -> Iterator[Confined]:
+        """The step's uid, its paths handed over, while the step runs."""
         uid = self._uids.acquire()
         try:
             for path in step.writable:
