@@ -110,12 +110,21 @@ def bench_batch(work: Path, assignment: str, submissions: int, jobs: int, cut_s:
         print(f"  {seconds:6.0f} s  {grade['student']}: {grade['status']}, {grade['score']}")
     # Each copy fails what its original fails (grading_fixtures.make_submissions): a task failed
     # is one with points to give that gave none (speed points may keep a passed one below full).
-    unexpected = [f"{grade['student']}: failed {sorted(failed)}, expected {sorted(expected[original])}"
+    unexpected = {grade["student"]: f"{grade['student']}: failed {sorted(failed)}, expected {sorted(expected[original])}"
                   for grade in grades
                   for original in [grade["student"].split("--copy")[0]]
                   for failed in [{task["id"] for task in grade["tasks"] if task["max_points"] and not task["points"]}]
-                  if grade["status"] != "graded" or failed != expected[original]]
-    print(f"verdicts as expected: {len(grades) - len(unexpected)} of {len(grades)}", *unexpected, sep="\n  ")
+                  if grade["status"] != "graded" or failed != expected[original]}
+    print(f"verdicts as expected: {len(grades) - len(unexpected)} of {len(grades)}", *unexpected.values(), sep="\n  ")
+    # Why, where a grade is not as expected: each short task's feedback and failed groups, so that
+    # one measurement on a GPU host tells the cause without its work folder.
+    for grade in grades:
+        for task in grade["tasks"] if grade["student"] in unexpected else ():
+            if task["points"] < task["max_points"]:
+                lines = [task["feedback"], *(f"{group['group']}: {group['verdict']}: {group['detail']}"
+                                             for group in task["groups"] if group["verdict"] != "passed")]
+                print(f"  {grade['student']} {task['id']} {task['points']}/{task['max_points']}:",
+                      " / ".join(" ".join(line.split())[:300] for line in lines if line))
     stages = sorted({stage for grade in grades for stage in grade["stages"]})
     for stage in stages:
         values = [grade["stages"].get(stage, 0.0) for grade in grades if grade["stages"]]

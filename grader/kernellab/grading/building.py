@@ -19,6 +19,7 @@ from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.compile_cache import CompileCache
 from kernellab.cpus import available_cpus
+from kernellab.grading.resources import COMPILERS
 from kernellab.grading.targets import (SPEED_TARGET, executable, record_compiled_in, target_name, task_speed_target,
                                        view_dir)
 from kernellab.manifest import Assignment
@@ -133,13 +134,11 @@ def _build_folder(assignment: Assignment, solution: Path, build_dir: Path, targe
     log_dir = build_dir / "logs"
     cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log",
                     (*cmake_args, *compile_cache.configure_args(cache)))
-    jobs = max(1, available_cpus() // builds_at_once)
-    command = ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target"]
-    command += [target_name(assignment.id, target) for target in targets]
-    command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
     step = _build_step(assignment, solution, build_dir, readable, alone, cache)
-    outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step,
-                                 environment=cache_environment(cache, build_dir, writes=REFERENCE_ROLE in cmake_args))
+    with COMPILERS.held(max(1, available_cpus() // builds_at_once)) as jobs:
+        command = _build_command(build_dir, jobs, [target_name(assignment.id, target) for target in targets])
+        outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step,
+                                     environment=cache_environment(cache, build_dir, writes=REFERENCE_ROLE in cmake_args))
     output = outcome.output
     if outcome.timed_out:
         output += f"\nerror: the build took longer than {BUILD_TIMEOUT_S} s and was stopped"
@@ -206,12 +205,17 @@ def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, cm
     targets = applicability.probe_targets(build_dir, assignment.id)
     if not targets:
         return ()
-    command = ["cmake", "--build", str(build_dir), "-j", str(available_cpus()), "--target", *targets]
-    command += ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
-    outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox,
-                                 step=_build_step(assignment, solution, build_dir, readable, cache=cache),
-                                 environment=cache_environment(cache, build_dir, writes=False))
+    with COMPILERS.held(available_cpus()) as jobs:
+        outcome = runner.run_program(_build_command(build_dir, jobs, targets), build_dir, BUILD_TIMEOUT_S, sandbox=sandbox,
+                                     step=_build_step(assignment, solution, build_dir, readable, cache=cache),
+                                     environment=cache_environment(cache, build_dir, writes=False))
     return applicability.unmet(build_dir, assignment.id, outcome.output)
+
+
+def _build_command(build_dir: Path, jobs: int, cmake_targets: list[str]) -> list[str]:
+    """CMake's build of `cmake_targets` with `jobs` compilers, each target as far as it compiles."""
+    keep_going = ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
+    return ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", *cmake_targets, *keep_going]
 
 
 def cache_environment(cache: CompileCache | None, build_dir: Path, writes: bool) -> dict[str, str]:

@@ -119,3 +119,41 @@ class GradeSlots:
         with self._condition:
             self._free += 1
             self._condition.notify_all()
+
+
+class CompilerSlots:
+    """The compilers that run at once in this process, however many builds go on: each build
+    holds as many slots as its `-j` for its time. Unbounded, a batch of sixteen grades on an H100
+    host (16 cores, 128 GiB) ran sixteen GPU builds of seven folders and their race-check builds
+    of four at once, some 200 compilers (docs/performance.md). Builds wait their turn in the order
+    they asked, so a build of many compilers is not passed for ever by builds of few."""
+
+    def __init__(self, slots: int):
+        self._slots = slots
+        self._free = slots
+        self._condition = threading.Condition()
+        self._waiting: list[int] = []
+        self._tickets = itertools.count()
+
+    @contextmanager
+    def held(self, compilers: int) -> Iterator[int]:
+        """Slots for `compilers` (at most all of them) for the block, which is given how many."""
+        wanted = max(1, min(compilers, self._slots))
+        ticket = next(self._tickets)
+        with self._condition:
+            heapq.heappush(self._waiting, ticket)
+            self._condition.wait_for(lambda: self._waiting[0] == ticket and self._free >= wanted)
+            heapq.heappop(self._waiting)
+            self._free -= wanted
+            self._condition.notify_all()
+        try:
+            yield wanted
+        finally:
+            with self._condition:
+                self._free += wanted
+                self._condition.notify_all()
+
+
+# Two compilers per core: a build's linking and configuring leave its cores idle at times, and a
+# grade alone builds its GPU programs (seven folders) and its race check's (four) side by side.
+COMPILERS = CompilerSlots(2 * available_cpus())
