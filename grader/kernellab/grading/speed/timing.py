@@ -25,7 +25,7 @@ times the reference anew in one of the ROUNDS rounds, in turn, on every case and
 takes the other two from the grades just before it, which ran the same seeds. A grade's
 reference time is then the least of three rounds, as alone, all timed within the last three
 speed stages, and the GPU alone costs a grade one reference run instead of three (on an H100,
-1.6 s of pbb's 10.8).
+1.6 s each, of the 10.8 s pbb's speed stage took).
 """
 
 import hashlib
