@@ -19,6 +19,7 @@ from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.compile_cache import CompileCache
 from kernellab.cpus import available_cpus
+from kernellab.grading.model import GradingError
 from kernellab.grading.resources import COMPILERS
 from kernellab.grading.targets import (SPEED_TARGET, executable, record_compiled_in, target_name, task_speed_target,
                                        view_dir)
@@ -135,10 +136,9 @@ def _build_folder(assignment: Assignment, solution: Path, build_dir: Path, targe
     cmake.configure(assignment.root, build_dir, assignment.id, solution, log_dir / "configure.log",
                     (*cmake_args, *compile_cache.configure_args(cache)))
     step = _build_step(assignment, solution, build_dir, readable, alone, cache)
-    with COMPILERS.held(max(1, available_cpus() // builds_at_once)) as jobs:
-        command = _build_command(build_dir, jobs, [target_name(assignment.id, target) for target in targets])
-        outcome = runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step,
-                                     environment=cache_environment(cache, build_dir, writes=REFERENCE_ROLE in cmake_args))
+    outcome = _compile(build_dir, [target_name(assignment.id, target) for target in targets],
+                       max(1, available_cpus() // builds_at_once), sandbox, step,
+                       cache_environment(cache, build_dir, writes=REFERENCE_ROLE in cmake_args))
     output = outcome.output
     if outcome.timed_out:
         output += f"\nerror: the build took longer than {BUILD_TIMEOUT_S} s and was stopped"
@@ -205,17 +205,43 @@ def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, cm
     targets = applicability.probe_targets(build_dir, assignment.id)
     if not targets:
         return ()
-    with COMPILERS.held(available_cpus()) as jobs:
-        outcome = runner.run_program(_build_command(build_dir, jobs, targets), build_dir, BUILD_TIMEOUT_S, sandbox=sandbox,
-                                     step=_build_step(assignment, solution, build_dir, readable, cache=cache),
-                                     environment=cache_environment(cache, build_dir, writes=False))
+    outcome = _compile(build_dir, targets, available_cpus(), sandbox, _build_step(assignment, solution, build_dir, readable, cache=cache),
+                       cache_environment(cache, build_dir, writes=False))
     return applicability.unmet(build_dir, assignment.id, outcome.output)
 
 
-def _build_command(build_dir: Path, jobs: int, cmake_targets: list[str]) -> list[str]:
-    """CMake's build of `cmake_targets` with `jobs` compilers, each target as far as it compiles."""
-    keep_going = ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
-    return ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", *cmake_targets, *keep_going]
+# What a compiler driver or the shell says of a compiler ended by SIGKILL: nvcc of cicc, ptxas or
+# its host compiler; g++ of cc1plus; the shell of a launcher or compiler.
+_KILLED_COMPILER = re.compile(r"^.*(?:died due to signal 9\b|Killed signal terminated program).*$|^Killed$", re.MULTILINE)
+
+
+def killed_by_the_machine(outcome: runner.RunOutcome) -> bool:
+    """Whether a build lost a compiler to SIGKILL from neither its time limit nor its step's own
+    limits: the kernel's OOM killer, when a batch's builds take the machine's memory. Such a
+    failure says nothing of the code, yet it failed the target: a task's isolated build then fell
+    back to the whole submission, a test executable's to "build failed"."""
+    return not outcome.timed_out and not outcome.limit_hit and bool(_KILLED_COMPILER.search(outcome.output))
+
+
+def _compile(build_dir: Path, cmake_targets: list[str], compilers: int, sandbox: Sandbox | None, step: Step,
+             environment: dict[str, str]) -> runner.RunOutcome:
+    """CMake's build of `cmake_targets` in `step` with up to `compilers` compilers (COMPILERS), each
+    target as far as it compiles. A compiler the machine killed is compiled again once with every
+    compiler slot (Ninja compiles only what did not build); killed again, grading cannot go on."""
+    def compile_with(wanted: int) -> runner.RunOutcome:
+        keep_going = ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
+        with COMPILERS.held(wanted) as jobs:
+            command = ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", *cmake_targets, *keep_going]
+            return runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step, environment=environment)
+
+    outcome = compile_with(compilers)
+    if killed_by_the_machine(outcome):
+        outcome = compile_with(COMPILERS.slots)
+        if killed_by_the_machine(outcome):
+            raise GradingError(f"a compiler of the build in {build_dir.name} was killed twice, neither by its time limit "
+                               f"nor by its own memory or process limit (the machine out of memory?): "
+                               f"{_KILLED_COMPILER.search(outcome.output)[0].strip()}; grade it again")
+    return outcome
 
 
 def cache_environment(cache: CompileCache | None, build_dir: Path, writes: bool) -> dict[str, str]:

@@ -129,7 +129,7 @@ class CompilerSlots:
     they asked, so a build of many compilers is not passed for ever by builds of few."""
 
     def __init__(self, slots: int):
-        self._slots = slots
+        self.slots = slots
         self._free = slots
         self._condition = threading.Condition()
         self._waiting: list[int] = []
@@ -138,7 +138,7 @@ class CompilerSlots:
     @contextmanager
     def held(self, compilers: int) -> Iterator[int]:
         """Slots for `compilers` (at most all of them) for the block, which is given how many."""
-        wanted = max(1, min(compilers, self._slots))
+        wanted = max(1, min(compilers, self.slots))
         ticket = next(self._tickets)
         with self._condition:
             heapq.heappush(self._waiting, ticket)
