@@ -43,7 +43,7 @@ def deciding(grading: GradingRun, runs: list[SanitizerRun]) -> list[SanitizerRun
 
 
 def cost(grading: GradingRun, runs: list[SanitizerRun]) -> StageCost:
-    """What `runs` would take beside the tests and give, and the tasks whose tests they run."""
+    """What `runs` would take, several at once, and give, and the tasks whose tests they run."""
     penalty = grading.assignment.grading.sanitizer_penalty
     gives = (f"its reports on your tests, errors costing {penalty:.0%} of a task's points" if penalty
              else "its reports on your tests, as feedback (they cost no points)")
