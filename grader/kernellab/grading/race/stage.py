@@ -1,8 +1,9 @@
 """The race-check stage of a GPU grade: the CPU backend's thread orders (check.py) on small
 cases of the tasks whose manifest asks for it (`race_check`), built beside the GPU build and run
-beside the GPU's runs (it uses CPU cores, not the GPU); a race found there is a finding on the task, and the manifest says what it
-costs: "fail" all its points, "warn" a warning only. Where the check cannot run on the grading
-machine, a "warn" task is told so and a "fail" task's grade is "not graded".
+beside the GPU's runs (it uses CPU cores, not the GPU); a race found there is a finding on the
+task, and the manifest says what it costs: "fail" all its points, "warn" a warning only. Where
+the check cannot run on the grading machine, a "warn" task is told so and a "fail" task's grade
+is "not graded".
 
 A task's warp_synchronous policy holds here as on the CPU backend: the check's build compiles
 it into the test executables from the manifest (grader/harness/CMakeLists.txt), so a
