@@ -125,7 +125,7 @@ class CompilerSlots:
     """The compilers that run at once in this process, however many builds go on: each build
     holds as many slots as its `-j` for its time. Unbounded, a batch of sixteen grades on an H100
     host (16 cores, 128 GiB) ran sixteen GPU builds of seven folders and their race-check builds
-    of four at once, some 200 compilers (docs/performance.md). Builds wait their turn in the order
+    of four at once, up to 480 compilers (docs/performance.md). Builds wait their turn in the order
     they asked, so a build of many compilers is not passed for ever by builds of few."""
 
     def __init__(self, slots: int):
