@@ -125,5 +125,5 @@ def test_a_compiler_the_machine_kills_twice_leaves_the_grade_not_graded(tmp_path
     runner.RunOutcome(None, True, 900.0, KILLED["g++"]),  # its time limit
     runner.RunOutcome(1, False, 1.0, "FAILED: pbb_test_scan_multi\nerror: expected ';'\n"),
 ], ids=["own-memory-limit", "timed-out", "compile-error"])
-def test_a_build_that_failed_for_its_own_reasons_is_not_run_again(outcome):
+def test_a_build_that_failed_for_its_own_reasons_is_not_the_machines_doing(outcome):
     assert not building.killed_by_the_machine(outcome)

@@ -2,6 +2,7 @@
 the limits that stop it. Skipped where bubblewrap cannot run."""
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -88,6 +89,13 @@ def test_a_runs_records_reach_the_grader_as_written_and_the_run_cannot_take_thei
     assert outcome.exit_code == 0, outcome.output
     assert "took it" not in outcome.output, outcome.output
     assert records.read_bytes() == b"the harness wrote this"
+
+
+def test_the_harness_writes_its_records_where_the_grader_reads_them():
+    # Two languages, one number: the harness's constant (its student role writes there) and the grader's.
+    harness = (Path(__file__).parents[1] / "harness" / "include" / "kernellab" / "record.hpp").read_text()
+    assert re.search(r"static constexpr int kRecordDescriptor = (\d+);", harness)[1] == str(runner.RECORD_DESCRIPTOR)
+
 
 def test_a_step_has_no_network():
     with socket.socket() as server:

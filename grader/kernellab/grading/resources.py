@@ -61,33 +61,62 @@ def run_slots() -> threading.BoundedSemaphore:
     return threading.BoundedSemaphore(RUN_SLOTS)
 
 
+class OrderedSlots:
+    """A number of slots, taken in the order of their tickets, oldest first, one or several at a
+    time: a taker of many is not passed for ever by takers of few."""
+
+    def __init__(self, slots: int):
+        self.slots = slots
+        self._free = slots
+        self._condition = threading.Condition()
+        self._waiting: list[int] = []  # the tickets of the takers waiting, oldest first
+        self._tickets = itertools.count()
+
+    def ticket(self) -> int:
+        return next(self._tickets)
+
+    def take(self, ticket: int, count: int = 1) -> None:
+        with self._condition:
+            heapq.heappush(self._waiting, ticket)
+            self._condition.wait_for(lambda: self._waiting[0] == ticket and self._free >= count)
+            heapq.heappop(self._waiting)
+            self._free -= count
+            self._condition.notify_all()
+
+    def give(self, count: int = 1) -> None:
+        with self._condition:
+            self._free += count
+            self._condition.notify_all()
+
+
 class GradeSlots:
     """The grades of a batch that use the machine's cores at once (`kernellab batch --jobs`). A
     grade holds its slot from intake to its last stage, but for the time it waits for or holds
     the GPU alone (a speed measurement, a run confirmed alone), which takes one grade at a time:
     then another grade builds and tests on the cores it leaves. On an H100 host, ten of sixteen
     grades in flight stood in the GPU's queue while the cores idled (docs/performance.md, issue
-    26). A grade coming back from the GPU goes before grades that started later, so the grades
-    in flight end instead of piling up. Without a limit (a grade alone) a slot is always free."""
+    26). A grade coming back from the GPU goes before grades that started later (its ticket is its
+    first), so the grades in flight end instead of piling up. Without a limit (a grade alone) a
+    slot is always free."""
 
     def __init__(self, slots: int | None = None):
-        self._free = slots
-        self._condition = threading.Condition()
-        self._waiting: list[int] = []  # the tickets of the grades waiting for a slot, oldest first
-        self._tickets = itertools.count()
+        self._slots = OrderedSlots(slots) if slots is not None else None
         self._held = threading.local()
 
     @contextmanager
     def held(self) -> Iterator[None]:
         """A slot for this thread's grade, from now until the block ends."""
-        ticket = next(self._tickets)
-        self._take(ticket)
+        if self._slots is None:
+            yield
+            return
+        ticket = self._slots.ticket()
+        self._slots.take(ticket)
         self._held.ticket = ticket
         try:
             yield
         finally:
             self._held.ticket = None
-            self._give_back()
+            self._slots.give()
 
     @contextmanager
     def left(self) -> Iterator[None]:
@@ -97,61 +126,29 @@ class GradeSlots:
         if ticket is None:
             yield
             return
-        self._give_back()
+        self._slots.give()
         try:
             yield
         finally:
-            self._take(ticket)
-
-    def _take(self, ticket: int) -> None:
-        if self._free is None:
-            return
-        with self._condition:
-            heapq.heappush(self._waiting, ticket)
-            self._condition.wait_for(lambda: self._free > 0 and self._waiting[0] == ticket)
-            heapq.heappop(self._waiting)
-            self._free -= 1
-            self._condition.notify_all()
-
-    def _give_back(self) -> None:
-        if self._free is None:
-            return
-        with self._condition:
-            self._free += 1
-            self._condition.notify_all()
+            self._slots.take(ticket)
 
 
-class CompilerSlots:
+class CompilerSlots(OrderedSlots):
     """The compilers that run at once in this process, however many builds go on: each build
-    holds as many slots as its `-j` for its time. Unbounded, a batch of sixteen grades on an H100
-    host (16 cores, 128 GiB) ran sixteen GPU builds of seven folders and their race-check builds
-    of four at once, up to 480 compilers (docs/performance.md). Builds wait their turn in the order
-    they asked, so a build of many compilers is not passed for ever by builds of few."""
-
-    def __init__(self, slots: int):
-        self.slots = slots
-        self._free = slots
-        self._condition = threading.Condition()
-        self._waiting: list[int] = []
-        self._tickets = itertools.count()
+    holds as many slots as its `-j` for its time, in the order the builds asked. Unbounded, a
+    batch of sixteen grades on an H100 host (16 cores, 128 GiB) ran sixteen GPU builds of seven
+    folders and their race-check builds of four at once, up to 480 compilers
+    (docs/performance.md)."""
 
     @contextmanager
     def held(self, compilers: int) -> Iterator[int]:
         """Slots for `compilers` (at most all of them) for the block, which is given how many."""
         wanted = max(1, min(compilers, self.slots))
-        ticket = next(self._tickets)
-        with self._condition:
-            heapq.heappush(self._waiting, ticket)
-            self._condition.wait_for(lambda: self._waiting[0] == ticket and self._free >= wanted)
-            heapq.heappop(self._waiting)
-            self._free -= wanted
-            self._condition.notify_all()
+        self.take(self.ticket(), wanted)
         try:
             yield wanted
         finally:
-            with self._condition:
-                self._free += wanted
-                self._condition.notify_all()
+            self.give(wanted)
 
 
 # Two compilers per core: a build's linking and configuring leave its cores idle at times, and a

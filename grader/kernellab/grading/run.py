@@ -4,10 +4,11 @@ secret seed and hidden sizes, the machine's resources, and the reference's build
 import random
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from kernellab import compile_cache, environment
 from kernellab.backend import Backend
@@ -18,6 +19,7 @@ from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
 
 GROUPS = ("public", "hidden")
+T = TypeVar("T")
 
 
 @dataclass
@@ -64,6 +66,8 @@ class GradingRun:
         # A batch limits them to its --jobs (batch.py).
         self.grade_slots = GradeSlots()
         self.reference = ReferenceState()
+        self._shared: dict[str, object] = {}
+        self._shared_lock = threading.Lock()
         # The harness's objects, read by student builds; the reference's, the grader's alone (compile_cache.py).
         self.compile_cache = compile_cache.for_work(caches_in or work, compile_cache.HARNESS)
         self.reference_compile_cache = compile_cache.for_work(caches_in or work, compile_cache.REFERENCE)
@@ -71,6 +75,14 @@ class GradingRun:
             **environment.describe(self.backend),
             "sandbox": sandbox.describe() if sandbox else "none: graded with --unsandboxed",
         }
+
+    def shared(self, name: str, make: Callable[[], T]) -> T:
+        """What the submissions of this run share under `name` (a stage's own state: the race
+        check's run, the reference's speed rounds), made by `make` for the first that asks."""
+        with self._shared_lock:
+            if name not in self._shared:
+                self._shared[name] = make()
+            return self._shared[name]
 
     @contextmanager
     def gpu_alone(self) -> Iterator[None]:

@@ -13,8 +13,6 @@ such a race count here (only the run itself says that it warned). On the CPU bac
 grade's own runs find races: no stage there.
 """
 
-import threading
-import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,23 +26,16 @@ from kernellab.grading.run import GradingRun
 from kernellab.manifest import Assignment
 from kernellab.verdict import Verdict
 
-# One RaceCheckRun per grading run: a batch builds and records the reference's CPU build once.
-_race_runs: "weakref.WeakKeyDictionary[GradingRun, RaceCheckRun]" = weakref.WeakKeyDictionary()
-_race_runs_lock = threading.Lock()
-
-
 def checked_tests(assignment: Assignment) -> list[str]:
     """The test executables of the tasks whose manifest asks for the race check, once each."""
     return list(dict.fromkeys(task.tests for task in assignment.tested_tasks if task.race_check is not None))
 
 
 def race_run(grading: GradingRun) -> RaceCheckRun:
-    """The race check's run of `grading`, under its deadline: every stage fits in it."""
-    with _race_runs_lock:
-        if grading not in _race_runs:
-            _race_runs[grading] = RaceCheckRun(grading.assignment, grading.work, grading.sandbox, grading.seed,
-                                               grading.deadline)
-        return _race_runs[grading]
+    """The race check's run of `grading`, under its deadline: every stage fits in it. One per
+    grading run: a batch builds and records the reference's CPU build once."""
+    return grading.shared("race check", lambda: RaceCheckRun(grading.assignment, grading.work, grading.sandbox,
+                                                             grading.seed, grading.deadline))
 
 
 def build_race_check(grading: GradingRun, solution: Path, job: Path,

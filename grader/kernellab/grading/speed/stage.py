@@ -1,7 +1,5 @@
 """The speed stage: time the tasks whose tests all passed against the reference, with the GPU alone."""
 
-import threading
-import weakref
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,17 +17,6 @@ STAGE = "speed"
 # What timing one case at one size takes, both programs' rounds included: pbb's 6 took 21 s for
 # the reference in a batch on an H200, 30 repetitions a round (docs/performance.md).
 SECONDS_PER_CASE_SIZE = 3.5
-
-# The reference's rounds per grading run, shared by the grades of a batch (timing.ReferenceRounds).
-_reference_rounds: "weakref.WeakKeyDictionary[GradingRun, timing.ReferenceRounds]" = weakref.WeakKeyDictionary()
-_reference_rounds_lock = threading.Lock()
-
-
-def reference_rounds(grading: GradingRun) -> timing.ReferenceRounds:
-    with _reference_rounds_lock:
-        if grading not in _reference_rounds:
-            _reference_rounds[grading] = timing.ReferenceRounds(grading.assignment.speed)
-        return _reference_rounds[grading]
 
 
 @dataclass(frozen=True)
@@ -91,7 +78,8 @@ def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: Spe
                     job / "speed",
                     grading.seed,
                     grading.sandbox,
-                    reference_rounds(grading),
+                    # Shared by the grades of a batch (timing.ReferenceRounds).
+                    grading.shared("reference speed rounds", lambda: timing.ReferenceRounds(grading.assignment.speed)),
                 )
         except timing.SpeedError as error:
             raise GradingError(str(error)) from None
