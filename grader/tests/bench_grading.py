@@ -93,7 +93,9 @@ def bench_batch(work: Path, assignment: str, submissions: int, jobs: int, cut_s:
                "--out", str(work / "batch"), "--jobs", str(jobs), "--work", str(work / "grader")]
     with measured() as usage:
         started = time.time()
-        batch = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT / "grader")})
+        # The caller's path too: libclang's bindings may be installed only there (.deb/setup.sh).
+        python_path = os.pathsep.join(filter(None, [str(ROOT / "grader"), os.environ.get("PYTHONPATH")]))
+        batch = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": python_path})
         try:
             code = batch.wait(cut_s)
         except subprocess.TimeoutExpired:  # the batch stops cleanly, keeping every finished grade

@@ -114,12 +114,12 @@ def test_a_batch_killed_twenty_times_ends_with_the_gradebook_of_an_uninterrupted
 
 
 def test_the_gradebook_names_the_grades_that_were_not_isolated_once_for_the_whole_class(capsys):
-    # A grading machine without libclang grades every task on the whole submission: each grade's
-    # message says so, and the batch's summary tells the TA which grades, in one line.
+    # A submission whose files libclang cannot parse has every task graded on the whole submission:
+    # each grade's message says so, and the batch's summary tells the TA which grades, in one line.
     def graded(student: str, message: str) -> Grade:
         return Grade(student=student, assignment="x", backend="cpu", status=Status.GRADED, message=message)
 
-    whole = f"{WHOLE_SUBMISSION_NOTE}, not on its own functions (libclang is missing)"
+    whole = f"{WHOLE_SUBMISSION_NOTE}, not on its own functions (parsing the solution took more than 120 s)"
     print_summary({"ann": graded("ann", whole), "bob": graded("bob", ""), "cy": graded("cy", whole)})
     out = " ".join(capsys.readouterr().out.split())
     assert "graded on the whole submission (2)" in out and out.endswith("each grade's message says why: ann, cy")

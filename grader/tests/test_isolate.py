@@ -2,21 +2,25 @@
 of that task, the reference's functions of other tasks that the task's reference code calls, and
 the skeleton's of the rest."""
 
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
 from helpers import REAL_ROOT, write_files
 from kernellab.deadline import Deadline
+from kernellab.errors import InputError
 from kernellab.grading import building
-from kernellab.grading.isolation import splice
+from kernellab.grading.isolation import parse, splice
 from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.model import TaskGrade
 from kernellab.grading.progress import Progress
+from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
 from kernellab.manifest import ManifestError, load_assignment, load_manifest
 from kernellab.markers import strip_tree
@@ -465,20 +469,41 @@ def test_on_the_cpu_backend_a_broken_warp_scan_fails_only_the_warp_task(tmp_path
     assert warp.returncode != 0 and "first mismatch" in warp.stdout, warp.stdout[-3000:]
 
 
-def test_without_libclang_every_task_is_graded_whole_and_the_grade_says_why(tmp_path, monkeypatch):
-    # Seen on a GPU host whose libclang was unpacked where Python did not look: isolation fell
-    # back to the whole submission without a word, and one wrong scanIncWarp cost four tasks.
-    # Here the parsing child runs without site-packages, where libclang's bindings are installed.
+def _python_without_site(tmp_path: Path, monkeypatch) -> None:
+    """Children started with sys.executable run without site-packages, where libclang's bindings
+    are installed."""
     python_without_site = tmp_path / "python-without-site"
     python_without_site.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
     python_without_site.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(python_without_site))
+
+
+def test_without_libclang_no_grade_is_made_and_the_error_says_how_to_install_it(tmp_path, monkeypatch):
+    # Seen twice on a GPU host whose libclang was where the grader's Python did not look: every
+    # task fell back to the whole submission, and a known-wrong copy function cost three tasks
+    # that call it. A grade must not depend on the machine: the grade is not made.
+    _python_without_site(tmp_path, monkeypatch)
     solution, _ = _fixture(tmp_path)
+    assignment = load_assignment(tmp_path, "x")
+    with pytest.raises(parse.LibclangMissing, match=r"pip install libclang\): without them no task can be graded"):
+        isolation.isolate_tasks(assignment, solution, tmp_path / "job")
+
+
+def test_a_grading_run_without_libclang_refuses_to_start(tmp_path, monkeypatch):
+    solution, _ = _fixture(tmp_path)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "clang" else find_spec(name, *args))
+    with pytest.raises(InputError, match=r"^error: x: libclang.s Python bindings are not installed"):
+        GradingRun(load_assignment(tmp_path, "x"), "cpu", tmp_path / "work", None)
+
+
+def test_a_submission_that_cannot_be_parsed_is_graded_whole_and_the_grade_says_why(tmp_path, monkeypatch):
+    solution, _ = _fixture(tmp_path)
+    monkeypatch.setattr(parse, "PARSE_TIMEOUT_S", 0.001)  # a parse that never ends, as on `#include "/dev/zero"`
     assignment = load_assignment(tmp_path, "x")
     isolations, note = isolation.isolate_tasks(assignment, solution, tmp_path / "job")
     assert isolations == {}
     assert note.startswith("note: every task was graded on your whole submission, not on its own functions")
-    assert "libclang's Python bindings are not installed where the grader runs (pip install libclang)" in note
+    assert "parsing the solution took more than 0.001 s" in note
 
     progress = Progress(Deadline(None), dict(student="s", assignment="x", backend="cpu"))
     progress.note(("warp", "block"), note)

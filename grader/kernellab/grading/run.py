@@ -13,6 +13,8 @@ from typing import TypeVar
 from kernellab import compile_cache, environment
 from kernellab.backend import Backend
 from kernellab.deadline import Deadline
+from kernellab.errors import InputError
+from kernellab.grading.isolation.parse import libclang_problem
 from kernellab.grading.resources import GpuLock, GradeSlots, run_slots
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
@@ -51,7 +53,10 @@ class GradingRun:
     ):
         """`sandbox` None runs student code without one: only for trusted code, or where the TA
         said so explicitly (--unsandboxed). `deadline`: the run's time budget (deadline.py).
-        `caches_in`: the work folder whose compile caches the run's builds use (default `work`)."""
+        `caches_in`: the work folder whose compile caches the run's builds use (default `work`).
+        An assignment whose tasks own functions needs libclang: without it, no grade is made."""
+        if any(task.functions for task in assignment.tasks) and libclang_problem():
+            raise InputError(f"{assignment.id}: {libclang_problem()}")
         self.assignment = assignment
         self.backend = Backend(backend)
         self.sandbox = sandbox

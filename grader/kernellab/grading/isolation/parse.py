@@ -1,6 +1,7 @@
 """The libclang side of per-task isolation (splice.py): each folder's translation unit parsed,
 in a child process, into its top-level definitions with their byte extents and the names they use.
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from kernellab import PACKAGE_PARENT
 from kernellab.errors import InputError
+from kernellab.grading.model import GradingError
 
 # A parse takes well under a second; a student's `#include "/dev/zero"` would take forever.
 PARSE_TIMEOUT_S = 120
@@ -40,9 +42,28 @@ _KINDS = {
 }
 
 
+# The parsing child's exit status where libclang itself is missing or does not load.
+_NO_LIBCLANG_EXIT = 3
+NO_LIBCLANG = ("libclang's Python bindings are not installed where the grader runs (pip install libclang): "
+               "without them no task can be graded on its own functions, and the grades would differ")
+
+
 class IsolationError(InputError):
-    """No isolated folders: a task owns a function the reference lacks, or the parse failed.
-    The pipeline then judges every task on the whole submission, as without isolation."""
+    """No isolated folders: a task owns a function the reference lacks, or the student's files
+    could not be parsed. The pipeline then judges every task on the whole submission, and the
+    grade says so."""
+
+
+class LibclangMissing(GradingError):
+    """The grader's machine cannot parse at all: no grade is made. Falling back to the whole
+    submission would make the grade depend on the machine (a batch on a GPU host whose libclang
+    was not on Python's path cost known-wrong versions tasks they had right)."""
+
+
+def libclang_problem() -> str:
+    """Why this Python cannot load libclang's bindings, or "" (a check for a run's start; the
+    parsing child checks the library itself)."""
+    return "" if importlib.util.find_spec("clang") is not None else NO_LIBCLANG
 
 @dataclass(frozen=True)
 class Definition:
@@ -79,6 +100,8 @@ def parse_folders(folders: list[tuple[Path, str, Path | None]], scratch: Path) -
                                    capture_output=True, text=True, timeout=PARSE_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         raise IsolationError(f"parsing the solution took more than {PARSE_TIMEOUT_S} s") from None
+    if completed.returncode == _NO_LIBCLANG_EXIT:
+        raise LibclangMissing(completed.stderr.strip() or NO_LIBCLANG)
     if completed.returncode != 0:
         last = (completed.stderr.strip().splitlines() or ["no message"])[-1]
         raise IsolationError(f"libclang could not parse the solution (exit status {completed.returncode}): {last}")
@@ -90,14 +113,23 @@ def _serve() -> None:
     """The child process of parse_folders: the request on stdin, the parses on stdout."""
     request = json.load(sys.stdin)
     try:
-        from clang import cindex  # noqa: F401
-    except ImportError:
-        sys.exit("libclang's Python bindings are not installed where the grader runs (pip install libclang)")
+        from clang import cindex
+    except ImportError as error:
+        _exit_without_libclang(error)
+    try:
+        cindex.Index.create()
+    except cindex.LibclangError as error:  # the bindings without their shared library
+        _exit_without_libclang(error)
     scratch = Path(request["scratch"])
     parsed = [_parse(Path(folder), entry, Path(fallback) if fallback else None, scratch / f"stubs{index}")
               for index, (folder, entry, fallback) in enumerate(request["folders"])]
     json.dump([{"definitions": [{**d.__dict__, "uses": sorted(d.uses)} for d in item.definitions],
                 "system_includes": list(item.system_includes)} for item in parsed], sys.stdout)
+
+
+def _exit_without_libclang(error: Exception) -> None:
+    print(f"{NO_LIBCLANG} ({error})", file=sys.stderr)
+    sys.exit(_NO_LIBCLANG_EXIT)
 
 
 def _parse(folder: Path, entry: str, fallback: Path | None, stubs: Path) -> Parsed:

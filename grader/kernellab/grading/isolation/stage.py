@@ -23,8 +23,9 @@ WHOLE_BUILD_FOLDER = "build-whole"
 
 def isolate_tasks(assignment: Assignment, solution: Path, job: Path) -> tuple[dict[str, Isolation], str]:
     """Per test executable, the folder its task's build uses, and "". Where the files cannot be
-    parsed into functions (or libclang is missing), no folders, and the note that says so: the
-    whole submission is then graded as it is, and a mistake can cost more than its own task."""
+    parsed into functions, no folders, and the note that says so: the whole submission is then
+    graded as it is, and a mistake can cost more than its own task. Without libclang on the
+    grader's machine, LibclangMissing: no grade (parse.py)."""
     try:
         return splice.isolated_solutions(assignment, solution, assignment.reference_dir, job / ISOLATED_FOLDER), ""
     except IsolationError as error:
