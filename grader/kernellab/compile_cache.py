@@ -23,6 +23,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab import compiler_slots
+
 # Where the caches are: this variable's folder, else the folder FOLDER of the grading run's work
 # folder; "off" builds without them. Without ccache on PATH every build compiles everything.
 LOCATION_VARIABLE = "KERNELLAB_COMPILE_CACHE"
@@ -41,10 +43,6 @@ class CompileCache:
     # The reference's: its files the grader's alone.
     private: bool = False
 
-    def configure_args(self) -> tuple[str, ...]:
-        """CMake's arguments that put ccache in front of each compiler of a build folder."""
-        return tuple(f"-DCMAKE_{language}_COMPILER_LAUNCHER={self.ccache}" for language in LANGUAGES)
-
     def environment(self, build_dir: Path, writes: bool) -> dict[str, str]:
         """ccache's settings for one build: a writer stores what it compiles (readable by all
         unless the cache is private), keyed by the compiler's content, not its time stamp; a
@@ -57,8 +55,6 @@ class CompileCache:
                 "CCACHE_TEMPDIR": str(build_dir / "ccache-tmp")}
 
 
-# A build folder configured once with a cache and then without one must drop the launcher.
-WITHOUT = tuple(f"-DCMAKE_{language}_COMPILER_LAUNCHER=" for language in LANGUAGES)
 
 
 def for_work(work: Path, kind: str) -> CompileCache | None:
@@ -78,10 +74,21 @@ def for_work(work: Path, kind: str) -> CompileCache | None:
 
 
 def configure_args(cache: CompileCache | None) -> tuple[str, ...]:
-    return cache.configure_args() if cache else WITHOUT
+    """CMake's arguments that put the launchers in front of each compiler of a build folder: the
+    machine's compiler slots (compiler_slots.py), then ccache where there is a `cache`. Always
+    given, so that a folder configured once with a cache and then without one drops ccache."""
+    launchers = [str(path) for path in [compiler_slots.launcher()] if path] + ([cache.ccache] if cache else [])
+    return tuple(f"-DCMAKE_{language}_COMPILER_LAUNCHER={';'.join(launchers)}" for language in LANGUAGES)
+
+
+def readable(cache: CompileCache | None) -> tuple[Path, ...]:
+    """What a build's sandbox step must read for its launchers: the compiler slots' folder and
+    the cache's."""
+    slots = compiler_slots.launcher()
+    return (*([slots.parent] if slots else []), *([cache.folder] if cache else []))
 
 
 def is_launcher(program: str) -> bool:
-    """Whether a compile command's first word is the caches' launcher (compiled_checks.py then
-    reads the compiler's command after it)."""
-    return Path(program).name == "ccache"
+    """Whether a word at the start of a compile command is one of the launchers (compiled_checks.py
+    then reads the compiler's command after them)."""
+    return Path(program).name in ("ccache", compiler_slots.LAUNCHER)

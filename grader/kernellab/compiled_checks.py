@@ -53,9 +53,9 @@ def compiled_units(build_dir: Path, targets: list[str]) -> dict[str, list[tuple[
 
 def preprocessing_passes(directory: str, command: str, source: str) -> list[Pass]:
     """The compiler's own preprocessing of one compile command, pass by pass; a command that
-    starts with the compile cache's launcher (compile_cache.py) is read as the compiler's after it."""
+    starts with launchers (compile_cache.py) is read as the compiler's after them."""
     arguments = shlex.split(command)
-    if arguments and compile_cache.is_launcher(arguments[0]):
+    while arguments and compile_cache.is_launcher(arguments[0]):
         arguments = arguments[1:]
     if Path(arguments[0]).name == "nvcc":
         dry = subprocess.run([*arguments, "--dryrun"], cwd=directory, capture_output=True, text=True, check=True)

@@ -5,7 +5,7 @@ batch's grade slots: a grade waiting for the GPU alone leaves its share of the c
 import threading
 import time
 
-from kernellab.grading.resources import CompilerSlots, GpuLock, GradeSlots
+from kernellab.grading.resources import GpuLock, GradeSlots
 from kernellab.grading.run import GradingRun
 from kernellab.manifest import load_assignment
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
@@ -167,38 +167,3 @@ def test_the_gpu_alone_of_a_grading_run_leaves_the_grades_slot_while_it_waits_an
     for thread in threads:
         thread.join(10)
     assert while_on_the_gpu == [True]
-
-
-def test_builds_hold_compiler_slots_in_the_order_they_asked_and_never_more_than_there_are():
-    # Four slots: a build of three holds them; a build of four waits, and a build of one that
-    # asked later waits behind it although one slot is free (else builds of few pass it for ever).
-    slots = CompilerSlots(4)
-    order, running, most = [], [0], [0]
-    lock = threading.Lock()
-
-    def build(name: str, compilers: int, seconds: float) -> None:
-        with slots.held(compilers) as held:
-            with lock:
-                order.append(name)
-                running[0] += held
-                most[0] = max(most[0], running[0])
-            time.sleep(seconds)
-            with lock:
-                running[0] -= held
-
-    first = threading.Thread(target=build, args=("three", 3, 0.5))
-    first.start()
-    time.sleep(0.1)
-    threads = [threading.Thread(target=build, args=("four", 4, 0.1))]
-    threads[0].start()
-    time.sleep(0.1)
-    threads.append(threading.Thread(target=build, args=("one", 1, 0.1)))
-    threads[1].start()
-    for thread in (first, *threads):
-        thread.join()
-    assert order == ["three", "four", "one"] and most[0] == 4
-
-
-def test_a_build_that_asks_for_more_compilers_than_there_are_gets_them_all():
-    with CompilerSlots(4).held(16) as held:
-        assert held == 4

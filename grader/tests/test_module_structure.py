@@ -76,7 +76,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "kernellab.markers", "kernellab.patches", "kernellab.grading.model")),
     ("the sandbox and the runs in it", ("kernellab.sandbox", "kernellab.runner")),
     ("builds and the checks of student code", (
-        "kernellab.cmake", "kernellab.compile_cache", "kernellab.grading.targets", "kernellab.binary_checks", "kernellab.static_checks",
+        "kernellab.cmake", "kernellab.compiler_slots", "kernellab.compile_cache", "kernellab.grading.targets", "kernellab.binary_checks", "kernellab.static_checks",
         "kernellab.compiled_checks", "kernellab.intake", "kernellab.properties", "kernellab.solution")),
     ("the stages of a grade, each with its internals, and what they share", ("kernellab.grading",)),
     ("the pipeline and the other verbs' libraries", (

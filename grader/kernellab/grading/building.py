@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kernellab import applicability, cmake, compile_cache, compiled_checks, runner, static_checks
+from kernellab import applicability, cmake, compile_cache, compiled_checks, compiler_slots, runner, static_checks
 from kernellab.applicability import Condition
 from kernellab.backend import Backend
 from kernellab.compile_cache import CompileCache
 from kernellab.cpus import available_cpus
 from kernellab.grading.model import GradingError
-from kernellab.grading.resources import COMPILERS
 from kernellab.grading.targets import (SPEED_TARGET, executable, record_compiled_in, target_name, task_speed_target,
                                        view_dir)
 from kernellab.manifest import Assignment
@@ -223,20 +222,20 @@ def killed_by_the_machine(outcome: runner.RunOutcome) -> bool:
     return not outcome.timed_out and not outcome.limit_hit and bool(_KILLED_COMPILER.search(outcome.output))
 
 
-def _compile(build_dir: Path, cmake_targets: list[str], compilers: int, sandbox: Sandbox | None, step: Step,
+def _compile(build_dir: Path, cmake_targets: list[str], jobs: int, sandbox: Sandbox | None, step: Step,
              environment: dict[str, str]) -> runner.RunOutcome:
-    """CMake's build of `cmake_targets` in `step` with up to `compilers` compilers (COMPILERS), each
-    target as far as it compiles. A compiler the machine killed is compiled again once with every
-    compiler slot (Ninja compiles only what did not build); killed again, grading cannot go on."""
-    def compile_with(wanted: int) -> runner.RunOutcome:
+    """CMake's build of `cmake_targets` in `step`, `jobs` steps at once, each target as far as it
+    compiles; its compilers take the machine's compiler slots with every other build's
+    (compiler_slots.py). A compiler the machine killed is compiled again once, one step at a time
+    (Ninja compiles only what did not build); killed again, grading cannot go on."""
+    def compile_with(jobs: int) -> runner.RunOutcome:
         keep_going = ["--", "-k", "0"] if (build_dir / "build.ninja").exists() else ["--", "-k"]
-        with COMPILERS.held(wanted) as jobs:
-            command = ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", *cmake_targets, *keep_going]
-            return runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step, environment=environment)
+        command = ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", *cmake_targets, *keep_going]
+        return runner.run_program(command, build_dir, BUILD_TIMEOUT_S, sandbox=sandbox, step=step, environment=environment)
 
-    outcome = compile_with(compilers)
+    outcome = compile_with(jobs)
     if killed_by_the_machine(outcome):
-        outcome = compile_with(COMPILERS.slots)
+        outcome = compile_with(1)
         if killed_by_the_machine(outcome):
             raise GradingError(f"a compiler of the build in {build_dir.name} was killed twice, neither by its time limit "
                                f"nor by its own memory or process limit (the machine out of memory?): "
@@ -256,9 +255,12 @@ def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: 
     root = assignment.root
     frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
     configured = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
-    tools = [match[2] for match in BUILD_TOOL_ENTRIES.finditer(configured)]
+    # A launcher entry is a list ("slots;ccache"); the compiler slots' folder is bound by itself
+    # (compile_cache.readable), never the folder above it as a tool's installation.
+    tools = [tool for match in BUILD_TOOL_ENTRIES.finditer(configured) for tool in match[2].split(";")
+             if Path(tool).name != compiler_slots.LAUNCHER]
     readable = [*toolchain_paths(tools), *frozen, root / "assignments" / assignment.id, *_configure_inputs(build_dir, root), *extra,
-                *([cache.folder] if cache else [])]
+                *compile_cache.readable(cache)]
     return build_step(readable, build_dir, alone=(solution,)) if alone else build_step([*readable, solution], build_dir)
 
 

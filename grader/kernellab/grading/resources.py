@@ -131,26 +131,3 @@ class GradeSlots:
             yield
         finally:
             self._slots.take(ticket)
-
-
-class CompilerSlots(OrderedSlots):
-    """The compilers that run at once in this process, however many builds go on: each build
-    holds as many slots as its `-j` for its time, in the order the builds asked. Unbounded, a
-    batch of sixteen grades on an H100 host (16 cores, 128 GiB) ran sixteen GPU builds of seven
-    folders and their race-check builds of four at once, up to 480 compilers
-    (docs/performance.md)."""
-
-    @contextmanager
-    def held(self, compilers: int) -> Iterator[int]:
-        """Slots for `compilers` (at most all of them) for the block, which is given how many."""
-        wanted = max(1, min(compilers, self.slots))
-        self.take(self.ticket(), wanted)
-        try:
-            yield wanted
-        finally:
-            self.give(wanted)
-
-
-# Two compilers per core: a build's linking and configuring leave its cores idle at times, and a
-# grade alone builds its GPU programs (seven folders) and its race check's (four) side by side.
-COMPILERS = CompilerSlots(2 * available_cpus())
