@@ -3,6 +3,7 @@
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,14 +43,71 @@ def configure_command(
     return command + list(extra_args)
 
 
+# Where a seed (below) holds its folder's path, to be replaced by the new folder's.
+_FOLDER_MARK = b"@KERNELLAB_BUILD_FOLDER@"
+
+
+class _Seeds:
+    """The compiler detection of a configure step, its slowest part (about 4 of 4.4 s on two
+    cores; a grade configures eleven build folders), is the same for every new build folder
+    configured with the same arguments. The first such folder's cache and detection results are
+    read right after its configure step, before any build step (of student code) writes there,
+    and a later new folder starts from them: CMake then configures it as it reconfigures an
+    existing folder (the same build files, in 0.4 to 0.9 s)."""
+
+    def __init__(self):
+        self._seeds: dict[tuple, dict[str, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def plant(self, key: tuple, build_dir: Path) -> bool:
+        """The seed of `key` written into the new folder `build_dir`; whether there was one."""
+        with self._lock:
+            seed = self._seeds.get(key)
+        if seed is None:
+            return False
+        for name, content in seed.items():
+            (build_dir / name).parent.mkdir(parents=True, exist_ok=True)
+            (build_dir / name).write_bytes(content.replace(_FOLDER_MARK, bytes(build_dir.resolve())))
+        return True
+
+    def harvest(self, key: tuple, build_dir: Path) -> None:
+        """The cache and the detection results (`CMakeFiles/<CMake version>/`, its files alone)
+        of a folder that `key`'s arguments have just configured from nothing."""
+        files = [build_dir / "CMakeCache.txt", *(path for version in (build_dir / "CMakeFiles").glob("[0-9]*")
+                                                 for path in version.iterdir() if path.is_file())]
+        folder = bytes(build_dir.resolve())
+        seed = {str(path.relative_to(build_dir)): path.read_bytes().replace(folder, _FOLDER_MARK) for path in files}
+        with self._lock:
+            self._seeds.setdefault(key, seed)
+
+    @staticmethod
+    def remove(build_dir: Path) -> None:
+        (build_dir / "CMakeCache.txt").unlink(missing_ok=True)
+        shutil.rmtree(build_dir / "CMakeFiles", ignore_errors=True)
+
+
+_SEEDS = _Seeds()
+
+
 def configure(
     root: Path, build_dir: Path, assignment_id: str, solution_dir: Path, log: Path, extra_args: Sequence[str] = ()
 ) -> None:
     """Configure `build_dir` (new or existing) for one assignment and solution; an InputError with
-    CMake's first error lines when cmake is missing or the configure step fails."""
+    CMake's first error lines when cmake is missing or the configure step fails. A new folder
+    starts from the detection of the first one configured with the same arguments (_Seeds); a
+    seeded configure step that fails is run again from nothing."""
     if shutil.which("cmake") is None:
         raise InputError("cmake is not on PATH")
+    key = (str(root), assignment_id, tuple(extra_args))
+    new = not (build_dir / "CMakeCache.txt").exists()
+    seeded = new and _SEEDS.plant(key, build_dir)
     result = run_logged(configure_command(root, build_dir, assignment_id, solution_dir, extra_args), log)
+    if seeded and result.exit_code != 0:
+        _Seeds.remove(build_dir)
+        result = run_logged(configure_command(root, build_dir, assignment_id, solution_dir, extra_args), log)
+        seeded = False
+    if new and not seeded and result.exit_code == 0:
+        _SEEDS.harvest(key, build_dir)
     if result.exit_code != 0:
         errors = "\n  ".join(first_error_lines(result.output))
         raise InputError(f"configuring {assignment_id} with CMake failed; nothing was built or tested:\n  {errors}")
