@@ -59,9 +59,11 @@ class Holds(StrEnum):
     """What a stage holds of the machine while it runs, on a GPU backend (on the CPU backend the
     GPU's runs are the CPU's too). The stages' modules take the GPU lock themselves
     (resources.GpuLock): shared for the tests and the sanitizers, alone for a measurement or a
-    confirmation."""
+    confirmation. A step with a stage that builds takes one of the run's build turns first
+    (run_step)."""
 
     CPU = "CPU cores"
+    BUILD_TURN = "a build turn: the machine's compilers, given to grades in the order they started"
     GPU_SHARED = "the GPU, shared"
     GPU_ALONE = "the GPU alone"
 
@@ -73,6 +75,8 @@ class Submission:
 
     job: Path
     progress: Progress
+    # The grade's place in the queue for build turns (GradingRun.build_turns): its start.
+    turn_ticket: int
     # Seconds per stage (the Grade's `stages`: where grading time goes).
     seconds: dict[str, float] = field(default_factory=dict)
     # The reference's build and records, going on beside the build and the tests; the judge waits.
@@ -260,8 +264,8 @@ def add_feedback(grading: GradingRun, state: Submission) -> Submission:
 # Each step: its stages, which run at once, each on the state the step before made.
 STAGES: tuple[tuple[Stage, ...], ...] = (
     (Stage("isolation", frozenset({Holds.CPU}), isolate),),
-    (Stage("build", frozenset({Holds.CPU}), build_programs),
-     Stage("race-check build", frozenset({Holds.CPU}), build_for_race_check)),
+    (Stage("build", frozenset({Holds.BUILD_TURN}), build_programs),
+     Stage("race-check build", frozenset({Holds.BUILD_TURN}), build_for_race_check)),
     (Stage("tests", frozenset({Holds.CPU, Holds.GPU_SHARED}), run_tests),
      Stage("race check", frozenset({Holds.CPU}), check_races),
      Stage("program checks", frozenset({Holds.CPU}), check_programs)),
@@ -276,7 +280,15 @@ STAGES: tuple[tuple[Stage, ...], ...] = (
 def run_step(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) -> Submission:
     """`state` with what each stage of `step` made, the stages run at once (a stage's failure is
     raised once all have ended). Each makes fields of its own: two that set one field are a
-    mistake of STAGES."""
+    mistake of STAGES. A step that builds waits for a build turn, which the grades that started
+    first get first: sixteen grades building at once each took 218 s to build on an H100 host,
+    and none reached the GPU meanwhile (docs/performance.md)."""
+    if any(Holds.BUILD_TURN in stage.holds for stage in step):
+        grading.build_turns.take(state.turn_ticket)
+        try:
+            return run_step(grading, state, tuple(replace(stage, holds=stage.holds - {Holds.BUILD_TURN}) for stage in step))
+        finally:
+            grading.build_turns.give()
     if len(step) == 1:
         return step[0].run(grading, state)
     with ThreadPoolExecutor(len(step)) as pool:
@@ -308,7 +320,8 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
         intake = take(submission, grading.assignment, job / "submission")
     except SubmissionRejected as rejection:
         return rejected(rejection)
-    state = Submission(job, Progress(grading.deadline, dict(files=intake.files, ignored=intake.ignored, **base), publish))
+    state = Submission(job, Progress(grading.deadline, dict(files=intake.files, ignored=intake.ignored, **base), publish),
+                       turn_ticket=grading.build_turns.ticket())
     try:
         with ThreadPoolExecutor(1) as beside:
             state = replace(state, reference_ready=beside.submit(reference.prepare, grading))

@@ -12,10 +12,11 @@ from typing import TypeVar
 
 from kernellab import compile_cache, environment
 from kernellab.backend import Backend
+from kernellab.cpus import available_cpus
 from kernellab.deadline import Deadline
 from kernellab.errors import InputError
 from kernellab.grading.isolation.parse import libclang_problem
-from kernellab.grading.resources import GpuLock, GradeSlots, run_slots
+from kernellab.grading.resources import GpuLock, GradeSlots, OrderedSlots, run_slots
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
@@ -70,6 +71,10 @@ class GradingRun:
         self.run_slots = run_slots()
         # A batch limits them to its --jobs (batch.py).
         self.grade_slots = GradeSlots()
+        # The grades whose builds go on at once (pipeline.run_step). Two keep a 16-core host's
+        # compiler slots busy (a grade's build is some thirty translation units) and end one
+        # after another, each going on to the GPU's stages while the next builds.
+        self.build_turns = OrderedSlots(max(1, available_cpus() // 8))
         self.reference = ReferenceState()
         self._shared: dict[str, object] = {}
         self._shared_lock = threading.Lock()
