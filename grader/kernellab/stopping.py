@@ -49,7 +49,8 @@ _stopping = threading.Event()
 
 @contextmanager
 def ended_on_stop(end: Callable[[], None]) -> Iterator[None]:
-    """While in the context, a stop calls `end` (SIGKILL what a step started; it may raise OSError)."""
+    """While in the context, a stop calls `end` (SIGKILL what a step started; it may raise
+    OSError). `end` must not wait for what it killed to go: a stop calls hundreds in turn."""
     _enders.add(end)
     try:
         yield

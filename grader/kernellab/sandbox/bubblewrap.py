@@ -107,9 +107,9 @@ class Sandbox:
         try:
             inside_cwd = cwd if any(_within(cwd, path) for path in (*step.reads, *step.writable)) else Path("/tmp")
             announce = [self._bash, "-c", f'printf started >&{started_write}; exec {started_write}>&-; exec "$@"', "bash"]
-            # A stop of the grader (stopping.py) kills the step and removes its cgroup: the grader
-            # then exits without running the end of this function.
-            with (stopping.ended_on_stop(group.remove) if group else nullcontext(),
+            # A stop of the grader (stopping.py) kills the step's processes, without waiting for
+            # them: the grader then exits without running the end of this function.
+            with (stopping.ended_on_stop(group.kill) if group else nullcontext(),
                   group.killed_at_limit() if group and step.ends_at_limit else nullcontext()):
                 yield Confined(
                     argv=[self._bwrap, *self._arguments(step, inside_cwd, sources), "--", *announce, *command],
