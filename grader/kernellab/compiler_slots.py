@@ -26,8 +26,10 @@ from kernellab.cpus import available_cpus
 
 LAUNCHER = "compile-in-a-slot"
 
-# The launcher (POSIX sh, whose `exec` keeps the locked descriptor for the compiler): it tries
-# each slot once from one chosen by its process id, then waits for that one.
+# The launcher (POSIX sh): it tries each slot once from one chosen by its process id, then waits
+# for that one. The compiler is exec'd inside the group whose redirection holds the locked
+# descriptor, so it keeps the lock; a slot file it cannot read (a step's uid without the right)
+# costs the compiler its slot, never its build.
 _LAUNCHER_SCRIPT = """\
 #!/bin/sh
 # A compiler of kernellab's builds, run holding one of this folder's {count} slots
@@ -36,13 +38,11 @@ slots=${{0%/*}}
 first=$(( $$ % {count} ))
 slot=$first
 while :; do
-    exec 9<"$slots/slot-$slot"
-    {flock} -n 9 && exec "$@"
+    [ -r "$slots/slot-$slot" ] && {{ {flock} -n 9 && exec "$@"; }} 9<"$slots/slot-$slot"
     slot=$(( (slot + 1) % {count} ))
     [ "$slot" -eq "$first" ] && break
 done
-exec 9<"$slots/slot-$first"
-{flock} 9
+[ -r "$slots/slot-$first" ] && {{ {flock} 9; exec "$@"; }} 9<"$slots/slot-$first"
 exec "$@"
 """
 
@@ -59,8 +59,11 @@ def prepare(folder: Path, count: int) -> Path | None:
     status = folder.lstat()
     if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o022:
         return None
+    # Readable by a build step's own uid (the container sandbox) whatever the grader's umask.
+    folder.chmod(0o755)
     for slot in range(count):
-        (folder / f"slot-{slot}").touch(mode=0o644)
+        (folder / f"slot-{slot}").touch()
+        (folder / f"slot-{slot}").chmod(0o644)
     launcher = folder / LAUNCHER
     script = _LAUNCHER_SCRIPT.format(count=count, flock=flock)
     if not launcher.is_file() or launcher.read_text() != script:

@@ -90,3 +90,20 @@ def test_the_harness_check_reads_the_compilers_command_after_both_launchers(tmp_
     command = f"{launcher} /usr/bin/ccache g++ -O2 -c {tmp_path}/unit.cpp -o unit.o"
     [single] = compiled_checks.preprocessing_passes(str(tmp_path), command, str(tmp_path / "unit.cpp"))
     assert single.command[:2] == ("g++", "-O2") and single.command[-2:] == ("-E", "-dD")
+
+
+def test_the_slots_are_readable_by_a_build_steps_own_uid_whatever_the_graders_umask(tmp_path: Path):
+    previous = os.umask(0o077)
+    try:
+        launcher = compiler_slots.prepare(tmp_path / "slots", 2)
+    finally:
+        os.umask(previous)
+    assert [path.stat().st_mode & 0o777 for path in sorted(launcher.parent.iterdir())] == [0o755, 0o644, 0o644]
+    assert launcher.parent.stat().st_mode & 0o777 == 0o755
+
+
+def test_without_a_readable_slot_file_the_compiler_runs_without_a_slot(tmp_path: Path):
+    launcher = compiler_slots.prepare(tmp_path / "slots", 2)
+    for slot in launcher.parent.glob("slot-*"):
+        slot.unlink()
+    assert subprocess.run([str(launcher), "sh", "-c", "exit 5"]).returncode == 5
