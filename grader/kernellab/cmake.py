@@ -1,5 +1,6 @@
 """The build interface of the C++ side: configure, build and run one assignment's test executables."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -50,7 +51,8 @@ _FOLDER_MARK = b"@KERNELLAB_BUILD_FOLDER@"
 class _Seeds:
     """The compiler detection of a configure step, its slowest part (about 4 of 4.4 s on two
     cores; a grade configures eleven build folders), is the same for every new build folder
-    configured with the same arguments. The first such folder's cache and detection results are
+    configured with the same arguments and environment (PATH, CUDAARCHS, CXX...). The first such
+    folder's cache and detection results are
     read right after its configure step, before any build step (of student code) writes there,
     and a later new folder starts from them: CMake then configures it as it reconfigures an
     existing folder (the same build files, in 0.4 to 0.9 s)."""
@@ -98,7 +100,7 @@ def configure(
     seeded configure step that fails is run again from nothing."""
     if shutil.which("cmake") is None:
         raise InputError("cmake is not on PATH")
-    key = (str(root), assignment_id, tuple(extra_args))
+    key = (str(root), assignment_id, tuple(extra_args), tuple(sorted(os.environ.items())))
     new = not (build_dir / "CMakeCache.txt").exists()
     seeded = new and _SEEDS.plant(key, build_dir)
     result = run_logged(configure_command(root, build_dir, assignment_id, solution_dir, extra_args), log)

@@ -55,8 +55,6 @@ class CompileCache:
                 "CCACHE_TEMPDIR": str(build_dir / "ccache-tmp")}
 
 
-
-
 def for_work(work: Path, kind: str) -> CompileCache | None:
     """The cache `kind` (HARNESS or REFERENCE) of the grading runs in `work` (LOCATION_VARIABLE
     overrides the folder); None where caching is off or ccache is not installed."""

@@ -15,7 +15,6 @@ The folder is the machine's (one per user, in the temporary folder), bound read-
 build's sandbox: a build can take a slot, as its compilers must, and write nothing there.
 """
 
-import functools
 import os
 import shutil
 import stat
@@ -76,8 +75,8 @@ def prepare(folder: Path, count: int) -> Path | None:
     return launcher
 
 
-@functools.cache
 def launcher() -> Path | None:
-    """The launcher of this machine's slots, one per core available to the grader (prepared once
-    per process); None without one (prepare)."""
+    """The launcher of this machine's slots, one per core available to the grader, prepared again
+    at each call (a few system calls): a grader that serves for weeks outlives what a cleaner of
+    the temporary folder removes. None without one (prepare)."""
     return prepare(Path(tempfile.gettempdir()) / f"kernellab-compiler-slots-{os.getuid()}", available_cpus())

@@ -47,6 +47,14 @@ def test_a_folder_with_other_arguments_detects_its_compilers_itself(tmp_path: Pa
     assert DETECTION in log
 
 
+def test_a_folder_configured_in_another_environment_detects_its_compilers_itself(tmp_path: Path, monkeypatch):
+    # PATH, CXX or CUDAARCHS choose what CMake detects: a test's stand-in compiler among them.
+    configured(tmp_path / "first", "reference")
+    monkeypatch.setenv("CXXFLAGS", "-O1")
+    log, _ = configured(tmp_path / "other", "reference")
+    assert DETECTION in log
+
+
 def test_a_seed_that_no_longer_configures_is_dropped_for_a_configure_step_from_nothing(tmp_path: Path):
     configured(tmp_path / "first", "reference")
     # A seed naming a compiler that is gone (the toolchain updated under a long batch).

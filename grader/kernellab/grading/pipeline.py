@@ -283,16 +283,11 @@ def run_step(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) ->
     mistake of STAGES. A step that builds waits for a build turn, which the grades that started
     first get first: sixteen grades building at once each took 218 s to build on an H100 host,
     and none reached the GPU meanwhile (docs/performance.md)."""
-    if any(Holds.BUILD_TURN in stage.holds for stage in step):
-        grading.build_turns.take(state.turn_ticket)
-        try:
-            return run_step(grading, state, tuple(replace(stage, holds=stage.holds - {Holds.BUILD_TURN}) for stage in step))
-        finally:
-            grading.build_turns.give()
-    if len(step) == 1:
-        return step[0].run(grading, state)
-    with ThreadPoolExecutor(len(step)) as pool:
-        made = [future.result() for future in [pool.submit(stage.run, grading, state) for stage in step]]
+    with _build_turn(grading, state, step):
+        if len(step) == 1:
+            return step[0].run(grading, state)
+        with ThreadPoolExecutor(len(step)) as pool:
+            made = [future.result() for future in [pool.submit(stage.run, grading, state) for stage in step]]
     changed: dict[str, object] = {}
     for stage, output in zip(step, made):
         for name in (entry.name for entry in fields(Submission)):
@@ -301,6 +296,19 @@ def run_step(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) ->
                     raise AssertionError(f"two stages beside each other made the submission's {name}, {stage.name} one of them")
                 changed[name] = getattr(output, name)
     return replace(state, **changed)
+
+
+@contextmanager
+def _build_turn(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) -> Iterator[None]:
+    """One of the run's build turns for the block, where a stage of `step` builds."""
+    if not any(Holds.BUILD_TURN in stage.holds for stage in step):
+        yield
+        return
+    grading.build_turns.take(state.turn_ticket)
+    try:
+        yield
+    finally:
+        grading.build_turns.give()
 
 
 def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path,

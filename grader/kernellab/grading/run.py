@@ -71,9 +71,9 @@ class GradingRun:
         self.run_slots = run_slots()
         # A batch limits them to its --jobs (batch.py).
         self.grade_slots = GradeSlots()
-        # The grades whose builds go on at once (pipeline.run_step). Two keep a 16-core host's
-        # compiler slots busy (a grade's build is some thirty translation units) and end one
-        # after another, each going on to the GPU's stages while the next builds.
+        # The grades whose builds go on at once (pipeline.run_step): one per 8 cores, as a grade's
+        # build offers some thirty translation units at once, so that the builds end one after
+        # another and each grade goes on to the GPU's stages while the next builds.
         self.build_turns = OrderedSlots(max(1, available_cpus() // 8))
         self.reference = ReferenceState()
         self._shared: dict[str, object] = {}

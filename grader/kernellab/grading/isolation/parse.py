@@ -65,6 +65,7 @@ def libclang_problem() -> str:
     parsing child checks the library itself)."""
     return "" if importlib.util.find_spec("clang") is not None else NO_LIBCLANG
 
+
 @dataclass(frozen=True)
 class Definition:
     """One top-level declaration of a translation unit, as libclang found it."""
