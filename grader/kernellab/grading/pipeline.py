@@ -22,7 +22,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
@@ -283,7 +283,8 @@ def run_step(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) ->
     mistake of STAGES. A step that builds waits for a build turn, which the grades that started
     first get first: sixteen grades building at once each took 218 s to build on an H100 host,
     and none reached the GPU meanwhile (docs/performance.md)."""
-    with _build_turn(grading, state, step):
+    builds = any(Holds.BUILD_TURN in stage.holds for stage in step)
+    with grading.build_turns.held(state.turn_ticket) if builds else nullcontext():
         if len(step) == 1:
             return step[0].run(grading, state)
         with ThreadPoolExecutor(len(step)) as pool:
@@ -296,19 +297,6 @@ def run_step(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) ->
                     raise AssertionError(f"two stages beside each other made the submission's {name}, {stage.name} one of them")
                 changed[name] = getattr(output, name)
     return replace(state, **changed)
-
-
-@contextmanager
-def _build_turn(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) -> Iterator[None]:
-    """One of the run's build turns for the block, where a stage of `step` builds."""
-    if not any(Holds.BUILD_TURN in stage.holds for stage in step):
-        yield
-        return
-    grading.build_turns.take(state.turn_ticket)
-    try:
-        yield
-    finally:
-        grading.build_turns.give()
 
 
 def grade_submission(grading: GradingRun, submission: Path, student: str, job: Path,

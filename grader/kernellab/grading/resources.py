@@ -88,6 +88,15 @@ class OrderedSlots:
             self._free += count
             self._condition.notify_all()
 
+    @contextmanager
+    def held(self, ticket: int) -> Iterator[None]:
+        """One slot for the block, taken in `ticket`'s turn."""
+        self.take(ticket)
+        try:
+            yield
+        finally:
+            self.give()
+
 
 class GradeSlots:
     """The grades of a batch that use the machine's cores at once (`kernellab batch --jobs`). A
