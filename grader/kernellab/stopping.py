@@ -9,8 +9,9 @@ grader dies and its runs go on, or (SIGINT) its threads wait for them. While `st
 holds (`grade`, `batch`, `serve`), either signal makes the grader SIGKILL
 
 - what the code that started a step registered with `ended_on_stop`: a run's session
-  (runner.py), a step's cgroup (sandbox/bubblewrap.py), a step uid's processes
-  (sandbox/container.py); these also hold what left the grader's tree (an orphan of a run);
+  (runner.py), a step's cgroup (sandbox/bubblewrap.py); and with `uid_ended_on_stop`, a step
+  uid's processes (sandbox/container.py); these also hold what left the grader's tree (an
+  orphan of a run);
 - every descendant of the grader, found in /proc: the tools it runs itself, and everything
   below its children (bubblewrap's sandboxes);
 
@@ -30,7 +31,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,6 +45,7 @@ _KILL_ROUND_S = 0.02
 _PR_SET_PDEATHSIG = 1
 
 _enders: set[Callable[[], None]] = set()
+_step_uids: set[int] = set()
 _stopping = threading.Event()
 
 
@@ -56,6 +58,17 @@ def ended_on_stop(end: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         _enders.discard(end)
+
+
+@contextmanager
+def uid_ended_on_stop(uid: int) -> Iterator[None]:
+    """While in the context, a stop SIGKILLs every process whose real uid is `uid` (a container
+    sandbox step's own): every such uid in one walk of /proc a round, not one walk per step."""
+    _step_uids.add(uid)
+    try:
+        yield
+    finally:
+        _step_uids.discard(uid)
 
 
 def hold_if_stopping() -> None:
@@ -99,15 +112,18 @@ def dying_with_grader(preexec: Callable[[], None] | None) -> Callable[[], None]:
     return set_up
 
 
-def kill_processes_of(uid: int) -> None:
-    """SIGKILL every process whose real uid is `uid` (a step's own, which nothing else runs as)."""
+def kill_processes_of(uids: Collection[int]) -> None:
+    """SIGKILL every process whose real uid is one of `uids` (steps' own, which nothing else runs as)."""
+    wanted = {str(uid) for uid in uids}
+    if not wanted:
+        return
     for pid in _pids():
         try:
             status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
             continue
         real = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), None)
-        if real == str(uid):
+        if real in wanted:
             _kill(pid)
 
 
@@ -124,6 +140,7 @@ def _stop(number: int, frame: object, note: str) -> None:
                     end()
                 except OSError:
                     pass
+            kill_processes_of(set(_step_uids))
             left = _kill_descendants()
             if not left or time.monotonic() > deadline:
                 break

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT
-from kernellab import batch, reports
+from kernellab import batch, reports, stopping
 from kernellab.grading.model import Grade, TaskGrade
 from kernellab.grading.run import GradingRun
 from kernellab.manifest import load_assignment
@@ -283,3 +283,21 @@ def test_a_student_stopped_between_two_reports_is_graded_again(tmp_path, monkeyp
     with pytest.raises(Killed):
         batch._grade_one(grading, "ann", tmp_path / "ann", out, print)
     assert batch.finished(out, "ann") is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starts processes as other uids: needs root")
+def test_one_walk_of_proc_kills_the_processes_of_every_step_uid_registered():
+    # A stopped batch in the container sandbox walked /proc once per step (some two hundred in a
+    # batch of sixteen grades on a 16-core host); now once a round for every step's uid.
+    uids = (64001, 64002)
+    sleepers = [subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[]) for uid in uids]
+    try:
+        with stopping.uid_ended_on_stop(uids[0]), stopping.uid_ended_on_stop(uids[1]):
+            assert stopping._step_uids == set(uids)
+            stopping.kill_processes_of(set(stopping._step_uids))
+        assert [sleeper.wait(5) for sleeper in sleepers] == [-signal.SIGKILL] * 2
+        assert stopping._step_uids == set()
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()

@@ -133,7 +133,7 @@ class ContainerSandbox:
             # process of the uid (children that left the session too) before the step's output
             # is read, and exits with the program's status (128 + N for signal N, as bubblewrap).
             supervised = [self._bash, "-c", '"$@"; status=$?; kill -KILL -1 2>/dev/null; exit $status', "bash", *command]
-            with stopping.ended_on_stop(functools.partial(stopping.kill_processes_of, uid)):
+            with stopping.uid_ended_on_stop(uid):
                 yield Confined(
                     argv=supervised,
                     cwd=inside,
