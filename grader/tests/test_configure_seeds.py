@@ -55,8 +55,11 @@ def test_a_folder_configured_in_another_environment_detects_its_compilers_itself
     assert DETECTION in log
 
 
-def test_a_seed_that_no_longer_configures_is_dropped_for_a_configure_step_from_nothing(tmp_path: Path):
+def test_a_seed_that_no_longer_configures_is_dropped_for_a_configure_step_from_nothing(tmp_path: Path, monkeypatch):
     configured(tmp_path / "first", "reference")
+    steps = []
+    run_logged = cmake.run_logged
+    monkeypatch.setattr(cmake, "run_logged", lambda command, log, *rest: steps.append(run_logged(command, log, *rest)) or steps[-1])
     # A seed naming a compiler that is gone (the toolchain updated under a long batch).
     seeds = cmake._SEEDS._seeds
     [key] = seeds
@@ -64,6 +67,7 @@ def test_a_seed_that_no_longer_configures_is_dropped_for_a_configure_step_from_n
                   for name, content in seeds[key].items()}
     log, _ = configured(tmp_path / "second", "reference")
     assert DETECTION in log
+    assert [step.exit_code == 0 for step in steps] == [False, True], "the seeded step failed, the one from nothing did not"
 
 
 def test_a_configure_step_that_fails_from_nothing_still_says_why(tmp_path: Path):

@@ -62,11 +62,10 @@ def run_slots() -> threading.BoundedSemaphore:
 
 
 class OrderedSlots:
-    """A number of slots, taken in the order of their tickets, oldest first, one or several at a
-    time: a taker of many is not passed for ever by takers of few."""
+    """A number of slots, taken one at a time in the order of their tickets, oldest first: a
+    grade coming back for a slot goes before the grades that started after it."""
 
     def __init__(self, slots: int):
-        self.slots = slots
         self._free = slots
         self._condition = threading.Condition()
         self._waiting: list[int] = []  # the tickets of the takers waiting, oldest first
@@ -75,17 +74,17 @@ class OrderedSlots:
     def ticket(self) -> int:
         return next(self._tickets)
 
-    def take(self, ticket: int, count: int = 1) -> None:
+    def take(self, ticket: int) -> None:
         with self._condition:
             heapq.heappush(self._waiting, ticket)
-            self._condition.wait_for(lambda: self._waiting[0] == ticket and self._free >= count)
+            self._condition.wait_for(lambda: self._waiting[0] == ticket and self._free > 0)
             heapq.heappop(self._waiting)
-            self._free -= count
+            self._free -= 1
             self._condition.notify_all()
 
-    def give(self, count: int = 1) -> None:
+    def give(self) -> None:
         with self._condition:
-            self._free += count
+            self._free += 1
             self._condition.notify_all()
 
     @contextmanager

@@ -56,8 +56,8 @@ class GradingRun:
         said so explicitly (--unsandboxed). `deadline`: the run's time budget (deadline.py).
         `caches_in`: the work folder whose compile caches the run's builds use (default `work`).
         An assignment whose tasks own functions needs libclang: without it, no grade is made."""
-        if any(task.functions for task in assignment.tasks) and libclang_problem():
-            raise InputError(f"{assignment.id}: {libclang_problem()}")
+        if any(task.functions for task in assignment.tasks) and (problem := libclang_problem()):
+            raise InputError(f"{assignment.id}: {problem}")
         self.assignment = assignment
         self.backend = Backend(backend)
         self.sandbox = sandbox
