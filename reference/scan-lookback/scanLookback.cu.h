@@ -11,8 +11,8 @@
 //   STATUS_AGGREGATE `aggregates[tile]` holds the reduction of the tile alone (published as soon
 //                    as the tile is reduced, so that later tiles need not wait for its look-back);
 //   STATUS_PREFIX    `prefixes[tile]` holds the reduction of tiles 0 .. tile (inclusive).
-// A tile publishes its aggregate, then looks back over its predecessors, nearest first, folding
-// their aggregates until it meets a prefix; then it publishes its own prefix.
+// A tile publishes its aggregate while it looks back over its predecessors, nearest first,
+// folding their aggregates until it meets a prefix; then it publishes its own prefix.
 //
 // Tasks, in the order the kernel uses them (search for TASK): tile-id, status, look-back, scan.
 #pragma once
@@ -141,9 +141,10 @@ __device__ inline uint32_t readStatus(TileStatus<OP> status, uint32_t tile, type
 
 /**
  * TASK look-back: the reduction of tiles 0 .. tile-1 (the tile's exclusive prefix), from their
- * status words. Called by the 32 lanes of the block's first warp, for `tile` > 0, after the tile
- * has published its own aggregate; lane 0 returns the result (the other lanes' results are not
- * used). `window` is WARP elements of shared memory for the warp's use.
+ * status words. Called by the 32 lanes of the block's first warp, for `tile` > 0, once the tile
+ * is reduced (its aggregate is published beside this call, or before it); lane 0 returns the
+ * result (the other lanes' results are not used). `window` is WARP elements of shared memory for
+ * the warp's use.
  *
  * Algorithm: the warp inspects a window of 32 predecessors at a time, lane 31 the nearest
  * (tile - 1), lane 0 the farthest; a lane whose predecessor would lie before tile 0 counts as
@@ -154,8 +155,9 @@ __device__ inline uint32_t readStatus(TileStatus<OP> status, uint32_t tile, type
  *
  * Why not stop at the first aggregate: an aggregate covers one tile only; the tiles before it
  * are still missing. Why it need not wait for the predecessor's prefix (as a chained scan
- * does): a predecessor publishes its aggregate before its own look-back, so every wait here ends
- * as soon as the tiles of the window are reduced, not when all tiles before them are scanned.
+ * does): a predecessor publishes its aggregate without waiting for its own look-back, so every
+ * wait here ends as soon as the tiles of the window are reduced, not when all tiles before them
+ * are scanned.
  *
  * Constraints: the tile given, not `blockIdx.x` (see tile-id); `OP` need not be commutative
  * (Mssp), so keep the earlier tiles on the left of every application.
@@ -200,67 +202,63 @@ lookBack(TileStatus<OP> status, uint32_t tile, volatile typename OP::RedElTp* wi
 /*** 4. The scan                       ***/
 /*****************************************/
 
-/** The elements one thread scans sequentially: about 44 bytes of them (an odd count of ints keeps
- *  a warp's strided shared-memory reads on 32 different banks). */
+/** The elements one thread scans sequentially: about 92 bytes of them. Large tiles keep the
+ *  look-back's cost small against a tile's work (23 ints a thread in blocks of 1024 ran at 0.89x
+ *  CUB on an H100, 11 at 0.60x: docs/performance.md); an odd count of ints keeps a warp's strided
+ *  shared-memory reads on 32 different banks. */
 template<class OP>
 constexpr uint32_t itemsPerThread() {
 #ifdef LOOKBACK_ITEM_BYTES
     constexpr uint32_t bytes = LOOKBACK_ITEM_BYTES;
 #else
-    constexpr uint32_t bytes = 44;
+    constexpr uint32_t bytes = 92;
 #endif
     return bytes / sizeof(typename OP::RedElTp) > 0 ? bytes / sizeof(typename OP::RedElTp) : 1;
 }
 
 /**
- * Given: inclusive scan of the `blockDim.x` elements of `ptr` (shared memory, one per thread) by
- * the whole block, as pbb's scanIncBlock: each warp scans its 32 in lg(WARP) steps, the warps'
- * totals are scanned by the first warp and added. Returns the thread's element of the scan;
- * `ptr` is left clobbered. `blockDim.x` is a multiple of WARP.
+ * Given: inclusive scan of one element per lane by one warp, as pbb's scanIncWarp, in lg(WARP)
+ * steps through `ptr` (WARP elements of shared memory for this warp alone). Returns the lane's
+ * element of the scan and leaves the scan in `ptr`.
  */
 template<class OP>
-__device__ inline typename OP::RedElTp scanBlock(volatile typename OP::RedElTp* ptr, const uint32_t idx) {
-    const uint32_t lane = idx & (WARP - 1);
-    const uint32_t warpid = idx >> lgWARP;
-    typename OP::RedElTp res = OP::remVolatile(ptr[idx]);
+__device__ inline typename OP::RedElTp scanWarp(volatile typename OP::RedElTp* ptr, const uint32_t lane,
+                                                typename OP::RedElTp value) {
+    ptr[lane] = value;
+    __syncwarp();
     for (uint32_t h = 1; h < WARP; h <<= 1) {
-        if (lane >= h) { res = OP::apply(OP::remVolatile(ptr[idx - h]), res); }
+        if (lane >= h) { value = OP::apply(OP::remVolatile(ptr[lane - h]), value); }
         __syncwarp();
-        ptr[idx] = res;
+        ptr[lane] = value;
         __syncwarp();
     }
-    __syncthreads();
-    if (lane == WARP - 1) { ptr[warpid] = res; }
-    __syncthreads();
-    if (warpid == 0) {
-        typename OP::RedElTp total = OP::remVolatile(ptr[idx]);
-        for (uint32_t h = 1; h < WARP; h <<= 1) {
-            if (lane >= h) { total = OP::apply(OP::remVolatile(ptr[idx - h]), total); }
-            __syncwarp();
-            ptr[idx] = total;
-            __syncwarp();
-        }
-    }
-    __syncthreads();
-    if (warpid > 0) { res = OP::apply(OP::remVolatile(ptr[warpid - 1]), res); }
-    return res;
+    return value;
 }
 
 /**
  * TASK scan: the kernel. Each block scans one tile of `blockDim.x * ITEMS` consecutive elements
  * of `d_in` (mapped with `OP::mapFun`) into `d_out`, the last tile padded with `OP::identity()`
- * past `n`. Dynamic shared memory: `shmem` holds the tile, then one element per thread, then
- * WARP + 1 more (the look-back's window and the tile's prefix).
+ * past `n`. Each warp owns WARP * ITEMS consecutive elements of the tile, each lane ITEMS
+ * consecutive ones of its warp's. Dynamic shared memory: `shmem` holds the tile, then one element
+ * per thread, then WARP (the warps' totals), then WARP + 1 (the look-back's window and the tile's
+ * exclusive prefix).
  *
- * Steps: 1. take the tile (acquireTile); 2. load it coalesced into shared memory; 3. each thread
- * reduces its ITEMS consecutive elements, the block scans those thread sums (scanBlock), and the
- * last thread's result is the tile's aggregate; 4. the first warp publishes the aggregate (tile 0:
- * its prefix at once), looks back (lookBack) and publishes the tile's inclusive prefix; 5. every
- * thread scans its ITEMS elements starting from the tile's exclusive prefix combined with the
- * sums of the threads before it; 6. the tile is written back coalesced.
+ * Steps: 1. take the tile (acquireTile); 2. each warp loads its elements, coalesced, into its
+ * part of the tile; 3. each lane reduces its ITEMS elements, and the warp scans those lane sums
+ * (scanWarp); the last lane's result is the warp's total; 4. after a barrier the second warp scans
+ * the warps' totals (the last is the tile's aggregate) and publishes the aggregate (tile 0: its
+ * prefix), while the first warp looks back (lookBack); after a second barrier one thread publishes
+ * the tile's inclusive prefix; 5. every lane scans its ITEMS elements starting from the tile's
+ * exclusive prefix, then the totals of the warps before its own, then the sums of the lanes before
+ * it; 6. each warp writes its elements back, coalesced.
  *
- * Constraint: the aggregate is published before the look-back, so that later tiles never wait
- * for this tile's look-back (see lookBack). `OP` need not be commutative.
+ * Why a warp owns its elements: steps 2, 3, 5 and 6 need only `__syncwarp()`, so a warp goes on
+ * as soon as its own loads arrive, and a tile costs two block barriers after acquireTile. Every
+ * barrier waits for the block's slowest warp, and while a block waits it has no loads in flight.
+ *
+ * Constraint: the aggregate is published without waiting for the look-back (by another warp, or
+ * before it in a block of one warp), so that later tiles never wait for this tile's look-back
+ * (see lookBack). `OP` need not be commutative.
  */
 template<class OP, uint32_t ITEMS>
 __global__ void scanLookbackKernel(typename OP::RedElTp* d_out, const typename OP::InpElTp* d_in, uint32_t n,
@@ -269,61 +267,71 @@ __global__ void scanLookbackKernel(typename OP::RedElTp* d_out, const typename O
     extern __shared__ uint4 shmem[];  // uint4: aligned for any element of up to 16 bytes
     volatile T* elems = reinterpret_cast<volatile T*>(shmem);
     volatile T* sums = elems + blockDim.x * ITEMS;
-    volatile T* window = sums + blockDim.x;  // WARP elements, then the tile's exclusive prefix
+    volatile T* totals = sums + blockDim.x;
+    volatile T* window = totals + WARP;  // WARP elements, then the tile's exclusive prefix
     const uint32_t tid = threadIdx.x;
+    const uint32_t lane = tid & (WARP - 1);
+    const uint32_t warp = tid >> lgWARP;
+    const uint32_t warps = blockDim.x >> lgWARP;
     // BEGIN SOLUTION scan
     const uint32_t tile = acquireTile(d_counter);
-    const uint64_t start = uint64_t(tile) * blockDim.x * ITEMS;
+    const uint64_t first = (uint64_t(tile) * warps + warp) * WARP * ITEMS;  // the warp's first element
+    volatile T* mine = elems + warp * WARP * ITEMS;
+    volatile T* lane_sums = sums + warp * WARP;
 
-    // 2. the tile, coalesced: in step i the block reads blockDim.x consecutive elements
+    // 2. the warp's elements, coalesced: in step i the warp reads WARP consecutive elements
+    #pragma unroll 8
     for (uint32_t i = 0; i < ITEMS; i++) {
-        const uint32_t loc = i * blockDim.x + tid;
-        const uint64_t glb = start + loc;
+        const uint64_t glb = first + i * WARP + lane;
         T elm = OP::identity();
         if (glb < n) { elm = OP::mapFun(d_in[glb]); }
-        elems[loc] = elm;
+        mine[i * WARP + lane] = elm;
     }
+    __syncwarp();
+
+    // 3. the lane's sum of its ITEMS consecutive elements, scanned over the warp
+    T sum = OP::remVolatile(mine[lane * ITEMS]);
+    for (uint32_t i = 1; i < ITEMS; i++) { sum = OP::apply(sum, OP::remVolatile(mine[lane * ITEMS + i])); }
+    const T inclusive = scanWarp<OP>(lane_sums, lane, sum);
+    if (lane == WARP - 1) { totals[warp] = inclusive; }
     __syncthreads();
 
-    // 3. the thread's sum of its ITEMS consecutive elements, scanned over the block
-    T sum = OP::remVolatile(elems[tid * ITEMS]);
-    for (uint32_t i = 1; i < ITEMS; i++) { sum = OP::apply(sum, OP::remVolatile(elems[tid * ITEMS + i])); }
-    sums[tid] = sum;
-    __syncthreads();
-    const T inclusive = scanBlock<OP>(sums, tid);
-    __syncthreads();
-    sums[tid] = inclusive;
-    __syncthreads();
-
-    // 4. publish, look back, publish
-    if (tid < WARP) {
-        const T aggregate = OP::remVolatile(sums[blockDim.x - 1]);
-        T exclusive = OP::identity();
-        if (tile == 0) {
-            if (tid == 0) { publishStatus<OP>(status, tile, STATUS_PREFIX, aggregate); }
-        } else {
-            if (tid == 0) { publishStatus<OP>(status, tile, STATUS_AGGREGATE, aggregate); }
-            exclusive = lookBack<OP>(status, tile, window);
-            if (tid == 0) { publishStatus<OP>(status, tile, STATUS_PREFIX, OP::apply(exclusive, aggregate)); }
+    // 4. publish the aggregate beside the look-back, then the prefix
+    const uint32_t publisher = warps > 1 ? 1 : 0;
+    if (warp == publisher) {
+        scanWarp<OP>(totals, lane, lane < warps ? OP::remVolatile(totals[lane]) : OP::identity());
+        if (lane == 0) {
+            publishStatus<OP>(status, tile, tile == 0 ? STATUS_PREFIX : STATUS_AGGREGATE,
+                              OP::remVolatile(totals[warps - 1]));
         }
-        if (tid == 0) { window[WARP] = exclusive; }
+    }
+    if (warp == 0) {
+        T exclusive = OP::identity();
+        if (tile > 0) { exclusive = lookBack<OP>(status, tile, window); }
+        if (lane == 0) { window[WARP] = exclusive; }
     }
     __syncthreads();
+    const T exclusive = OP::remVolatile(window[WARP]);
+    if (tid == 0 && tile > 0) {
+        const T aggregate = OP::remVolatile(totals[warps - 1]);
+        publishStatus<OP>(status, tile, STATUS_PREFIX, OP::apply(exclusive, aggregate));
+    }
 
-    // 5. the thread's elements, from the sum of everything before them
-    T acc = OP::remVolatile(window[WARP]);
-    if (tid > 0) { acc = OP::apply(acc, OP::remVolatile(sums[tid - 1])); }
+    // 5. the lane's elements, from the sum of everything before them
+    T acc = exclusive;
+    if (warp > 0) { acc = OP::apply(acc, OP::remVolatile(totals[warp - 1])); }
+    if (lane > 0) { acc = OP::apply(acc, OP::remVolatile(lane_sums[lane - 1])); }
     for (uint32_t i = 0; i < ITEMS; i++) {
-        acc = OP::apply(acc, OP::remVolatile(elems[tid * ITEMS + i]));
-        elems[tid * ITEMS + i] = acc;
+        acc = OP::apply(acc, OP::remVolatile(mine[lane * ITEMS + i]));
+        mine[lane * ITEMS + i] = acc;
     }
-    __syncthreads();
+    __syncwarp();
 
     // 6. back to global memory, coalesced
+    #pragma unroll 8
     for (uint32_t i = 0; i < ITEMS; i++) {
-        const uint32_t loc = i * blockDim.x + tid;
-        const uint64_t glb = start + loc;
-        if (glb < n) { d_out[glb] = OP::remVolatile(elems[loc]); }
+        const uint64_t glb = first + i * WARP + lane;
+        if (glb < n) { d_out[glb] = OP::remVolatile(mine[i * WARP + lane]); }
     }
     // STUB
     // // Missing: the kernel's body.
@@ -334,8 +342,11 @@ __global__ void scanLookbackKernel(typename OP::RedElTp* d_out, const typename O
     // (void)d_counter;
     // (void)elems;
     // (void)sums;
+    // (void)totals;
     // (void)window;
-    // (void)tid;
+    // (void)lane;
+    // (void)warp;
+    // (void)warps;
     // END SOLUTION
 }
 
@@ -371,7 +382,7 @@ void scanLookback(uint32_t block, uint32_t n, typename OP::RedElTp* d_out, const
     status.aggregates = reinterpret_cast<typename OP::RedElTp*>(scratch + 16 + flag_bytes);
     status.prefixes = status.aggregates + tiles;
     cudaMemsetAsync(scratch, 0, 16 + flag_bytes);
-    const size_t shmem = (size_t(block) * (items + 1) + WARP + 1) * sizeof(typename OP::RedElTp);
+    const size_t shmem = (size_t(block) * (items + 1) + 2 * WARP + 1) * sizeof(typename OP::RedElTp);
     // Room for acquireTile's static shared tile id too, which the CPU backend counts in the same limit.
     constexpr int kStaticShared = 64;
     cudaFuncSetAttribute(scanLookbackKernel<OP, items>, cudaFuncAttributeMaxDynamicSharedMemorySize,

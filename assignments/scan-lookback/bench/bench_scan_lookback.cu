@@ -76,7 +76,7 @@ void benchSize(uint32_t log2n, uint32_t block, kernellab::MedianTimer& timer) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-    const uint32_t block    = kernellab::benchOption(argc, argv, "--block", 512);
+    const uint32_t block    = kernellab::benchOption(argc, argv, "--block", 1024);
     const uint32_t min_log2 = kernellab::benchOption(argc, argv, "--min-log2", 20);
     const uint32_t max_log2 = kernellab::benchOption(argc, argv, "--max-log2", 28);
     try {
