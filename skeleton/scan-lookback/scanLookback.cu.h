@@ -158,9 +158,9 @@ lookBack(TileStatus<OP> status, uint32_t tile, volatile typename OP::RedElTp* wi
 /*****************************************/
 
 /** The elements one thread scans sequentially: about 92 bytes of them. Large tiles keep the
- *  look-back's cost small against a tile's work (23 ints a thread in blocks of 1024 ran at 0.89x
- *  CUB on an H100, 11 at 0.60x: docs/performance.md); an odd count of ints keeps a warp's strided
- *  shared-memory reads on 32 different banks. */
+ *  look-back's cost small against a tile's work (in blocks of 1024 on an H100, 23 ints a thread
+ *  ran at 0.89x CUB, 15 at 0.79x: docs/performance.md); an odd count of ints keeps a warp's
+ *  strided shared-memory reads on 32 different banks. */
 template<class OP>
 constexpr uint32_t itemsPerThread() {
 #ifdef LOOKBACK_ITEM_BYTES
