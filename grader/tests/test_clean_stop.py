@@ -286,18 +286,45 @@ def test_a_student_stopped_between_two_reports_is_graded_again(tmp_path, monkeyp
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="starts processes as other uids: needs root")
-def test_one_walk_of_proc_kills_the_processes_of_every_step_uid_registered():
+def test_a_stop_kills_the_processes_of_every_step_uid_registered_even_outside_its_tree(monkeypatch):
     # A stopped batch in the container sandbox walked /proc once per step (some two hundred in a
-    # batch of sixteen grades on a 16-core host); now once a round for every step's uid.
+    # batch of sixteen grades on a 16-core host); now once a round for every step's uid. The
+    # sleepers leave the grader's tree (setsid -f), as a step's orphans do, so that only the uid
+    # walk, not the kill of the grader's descendants, can end them.
     uids = (64001, 64002)
-    sleepers = [subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[]) for uid in uids]
+
+    def processes_of(uid: int) -> list[int]:
+        return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+                and any(line.split()[1:2] == [str(uid)] for line in _status(entry).splitlines() if line.startswith("Uid:"))]
+
+    class Exited(Exception):
+        pass
+
+    def exit_instead(status: int) -> None:
+        raise Exited(status)
+
+    for uid in uids:
+        subprocess.run(["setsid", "-f", "sleep", "60"], user=uid, group=uid, extra_groups=[], check=True)
+    monkeypatch.setattr(stopping, "_stopping", threading.Event())
+    monkeypatch.setattr(os, "_exit", exit_instead)
     try:
         with stopping.uid_ended_on_stop(uids[0]), stopping.uid_ended_on_stop(uids[1]):
             assert stopping._step_uids == set(uids)
-            stopping.kill_processes_of(set(stopping._step_uids))
-        assert [sleeper.wait(5) for sleeper in sleepers] == [-signal.SIGKILL] * 2
+            with pytest.raises(Exited):
+                stopping._stop(signal.SIGTERM, None, "")
+        deadline = time.monotonic() + 5
+        while any(processes_of(uid) for uid in uids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [processes_of(uid) for uid in uids] == [[], []]
         assert stopping._step_uids == set()
     finally:
-        for sleeper in sleepers:
-            sleeper.kill()
-            sleeper.wait()
+        for uid in uids:
+            for pid in processes_of(uid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _status(entry: Path) -> str:
+    try:
+        return (entry / "status").read_text()
+    except OSError:
+        return ""
