@@ -10,6 +10,7 @@
 #define KERNELLAB_SPEED_BASELINES 1
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include "cub_segmented_scan.cuh"
 #endif
 
 #include "pbb_solution.cuh"  // the solution, as the course's driver includes it; pbb::maxBlock
@@ -65,6 +66,26 @@ SpeedCase deviceMemcpy(uint64_t n) {
     });
 }
 
+/** About one segment start in `mean_segment` elements, from the seed, made on the device: 2^28 host draws take seconds. */
+__global__ void fillFlags(char* flags, uint64_t n, uint64_t seed, uint32_t mean_segment) {
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
+        flags[i] = kernellab::detail::mix64(i ^ kernellab::detail::mix64(~seed)) % mean_segment == 0;
+    }
+}
+
+/** A segmented scan's case: `n` values and their `n` segment flags in, `n` ints out (9n bytes). */
+SpeedCase overSegmentedArrays(uint64_t n, std::function<void(const Arrays&, char* flags)> call) {
+    auto flags = std::make_shared<DeviceBuffer<char>>(n);
+    SpeedCase timed = overArrays(Arrays(n, n, n), 9.0 * n, [flags, call](const Arrays& a) { call(a, flags->data()); });
+    // The segments follow the repetition's seed too: nothing about the input is known before the clock starts.
+    timed.prepare = [fill = timed.prepare, flags, n](uint64_t seed) {
+        fill(seed);
+        fillFlags<<<1024, 256>>>(flags->data(), n, seed, 1000);
+        KL_CHECK_LAUNCH();
+    };
+    return timed;
+}
+
 #if KERNELLAB_SPEED_BASELINES
 SpeedCase cubReduce(uint64_t n) {
     size_t scratch_bytes = 0;
@@ -85,6 +106,17 @@ SpeedCase cubScan(uint64_t n) {
         cub::DeviceScan::InclusiveSum(scratch->data(), bytes, a.in->data(), a.out->data(), a.n);
     });
 }
+
+/** sgmScanInc<Add<int>>'s operation in CUB, on the same kind of values and flags. */
+SpeedCase cubSegmentedScan(uint64_t n) {
+    size_t scratch_bytes = 0;
+    cub_baseline::segmentedInclusiveSum(nullptr, scratch_bytes, nullptr, nullptr, nullptr, n);
+    auto scratch = std::make_shared<DeviceBuffer<char>>(scratch_bytes);
+    return overSegmentedArrays(n, [scratch, scratch_bytes](const Arrays& a, char* flags) {
+        size_t bytes = scratch_bytes;
+        cub_baseline::segmentedInclusiveSum(scratch->data(), bytes, a.out->data(), flags, a.in->data(), a.n);
+    });
+}
 #endif
 
 SpeedCase solutionReduce(uint64_t n) {
@@ -101,28 +133,13 @@ SpeedCase solutionScan(uint64_t n) {
     });
 }
 
-/** About one segment start in `mean_segment` elements, from the seed, made on the device: 2^28 host draws take seconds. */
-__global__ void fillFlags(char* flags, uint64_t n, uint64_t seed, uint32_t mean_segment) {
-    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
-        flags[i] = kernellab::detail::mix64(i ^ kernellab::detail::mix64(~seed)) % mean_segment == 0;
-    }
-}
-
 SpeedCase solutionSegmentedScan(uint64_t n) {
-    auto flags = std::make_shared<DeviceBuffer<char>>(n);
     auto partial_values = std::make_shared<DeviceBuffer<int>>(pbb::maxBlock(kBlock));
     auto partial_flags = std::make_shared<DeviceBuffer<char>>(pbb::maxBlock(kBlock));
-    SpeedCase timed = overArrays(Arrays(n, n, n), 9.0 * n, [flags, partial_values, partial_flags](const Arrays& a) {
-        sgmScanInc<Add<int>>(kBlock, uint32_t(a.n), a.out->data(), flags->data(), a.in->data(), partial_values->data(),
+    return overSegmentedArrays(n, [partial_values, partial_flags](const Arrays& a, char* flags) {
+        sgmScanInc<Add<int>>(kBlock, uint32_t(a.n), a.out->data(), flags, a.in->data(), partial_values->data(),
                              partial_flags->data());
     });
-    // The segments follow the repetition's seed too: nothing about the input is known before the clock starts.
-    timed.prepare = [fill = timed.prepare, flags, n](uint64_t seed) {
-        fill(seed);
-        fillFlags<<<1024, 256>>>(flags->data(), n, seed, 1000);
-        KL_CHECK_LAUNCH();
-    };
-    return timed;
 }
 
 }  // namespace
@@ -135,6 +152,7 @@ int main(int argc, char* argv[]) {
 #if KERNELLAB_SPEED_BASELINES
                                      {"cub-reduce", cubReduce},
                                      {"cub-scan", cubScan},
+                                     {"cub-sgm-scan", cubSegmentedScan},
 #endif
                                      {"mapReduce<Add<int>>", solutionReduce},
                                      {"scanInc<Add<int>>", solutionScan},
