@@ -122,7 +122,8 @@ void mapredNaive( const uint32_t        B       // CUDA block size (<= 1024, mul
  * An efficient map-reduce in two launches: the first reduces the input to one result per block
  * in `d_out[0 .. num_blocks)`, the second reduces those in one block to `d_out[0]`.
  * A commutative operator may combine in any order, so its threads stride over the whole array
- * (`redCommuKernel`); otherwise each block reduces a consecutive range (`redAssocKernel`).
+ * (`redCommuKernel`); otherwise each block reduces a consecutive range (`redAssocKernel`,
+ * sized by `withChunk` and `getNumBlocks` as in `scanInc`).
  * The work stays on the device: the result stays in `d_out[0]` (the tests count the bytes copied
  * to the host: at most one element).
  */
@@ -145,7 +146,7 @@ void mapReduce( const uint32_t        B       // CUDA block size (<= 1024, multi
             constexpr uint32_t CHUNK = decltype(chunk)::value;
             uint32_t num_seq_chunks;
             num_blocks = getNumBlocks<CHUNK>(N, B, &num_seq_chunks);
-            const size_t shmem_size = chunkedShmemBytes<OP>(B, CHUNK);
+            const size_t shmem_size = B / WARP * sizeof(typename OP::RedElTp);
             redAssocKernel<OP, CHUNK><<<num_blocks, B, shmem_size>>>(d_out, d_in, N, num_seq_chunks);
         });
     }

@@ -9,6 +9,8 @@
 // Every function keeps the name and signature of the PMPH course, so course code drops in.
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <cuda_runtime.h>
 #include "constants.cu.h"
 
@@ -489,12 +491,187 @@ redCommuRangeKernel( typename OP::RedElTp* d_tmp
 }
 
 /**
+ * The widest access (16, 8 or 4 bytes, else one element) that a run of RUN elements of type T
+ * divides into: the word `loadRun` and `storeRun` move.
+ */
+template<class T, uint32_t RUN>
+using RunWord = std::conditional_t<RUN * sizeof(T) % 16 == 0, int4,
+                std::conditional_t<RUN * sizeof(T) % 8 == 0, int2,
+                std::conditional_t<RUN * sizeof(T) % 4 == 0, int, T>>>;
+
+/**
+ * `run[i] = d_src[start + i]` for the RUN elements from `start`, `pad` at and past `end`.
+ * Where the run is whole and aligned it is read in the widest words it divides into: when the
+ * lanes of a warp read consecutive runs, the warp then reads contiguous memory in few
+ * instructions, with no staging through shared memory (the kernels that keep the order of an
+ * operator that need not be commutative read their input this way: each lane combines
+ * consecutive elements).
+ */
+template<class T, uint32_t RUN>
+__device__ inline void
+loadRun( const T* d_src
+       , const uint64_t start
+       , const uint64_t end
+       , const T pad
+       , T (&run)[RUN]
+) {
+    typedef RunWord<T, RUN> Word;
+    if (start + RUN <= end && reinterpret_cast<uintptr_t>(d_src + start) % sizeof(Word) == 0) {
+        const Word* words = reinterpret_cast<const Word*>(d_src + start);
+        #pragma unroll
+        for (uint32_t w = 0; w < RUN * sizeof(T) / sizeof(Word); w++) {
+            const Word word = words[w];
+            memcpy(reinterpret_cast<char*>(run) + w * sizeof(Word), &word, sizeof(Word));
+        }
+        return;
+    }
+    #pragma unroll
+    for (uint32_t i = 0; i < RUN; i++) {
+        run[i] = start + i < end ? d_src[start + i] : pad;
+    }
+}
+
+/**
+ * `d_dst[start + i] = run[i]` for the RUN elements from `start` that lie before `end`, in
+ * the widest words where the run is whole and aligned: the twin of `loadRun`.
+ */
+template<class T, uint32_t RUN>
+__device__ inline void
+storeRun( T* d_dst
+        , const uint64_t start
+        , const uint64_t end
+        , const T (&run)[RUN]
+) {
+    typedef RunWord<T, RUN> Word;
+    if (start + RUN <= end && reinterpret_cast<uintptr_t>(d_dst + start) % sizeof(Word) == 0) {
+        Word* words = reinterpret_cast<Word*>(d_dst + start);
+        #pragma unroll
+        for (uint32_t w = 0; w < RUN * sizeof(T) / sizeof(Word); w++) {
+            Word word;
+            memcpy(static_cast<void*>(&word), reinterpret_cast<const char*>(run) + w * sizeof(Word), sizeof(Word));
+            words[w] = word;
+        }
+        return;
+    }
+    #pragma unroll
+    for (uint32_t i = 0; i < RUN; i++) {
+        if (start + i < end) { d_dst[start + i] = run[i]; }
+    }
+}
+
+/**
+ * `value` of lane `source % WARP` of the calling warp, for any element made of 4-byte words
+ * such as MyInt4: a shuffle moves one word. Every lane of the warp calls it.
+ */
+template<class T>
+__device__ inline T
+shuffleFrom( const T& value, const uint32_t source ) {
+    static_assert(sizeof(T) % sizeof(int) == 0, "shuffleFrom moves whole 4-byte words");
+    // Copied word by word (memcpy, not an int pointer into `value`, which the compiler may
+    // assume never changes a char member such as ValFlg's flag).
+    int words[sizeof(T) / sizeof(int)];
+    memcpy(words, static_cast<const void*>(&value), sizeof(T));
+    #pragma unroll
+    for (uint32_t w = 0; w < sizeof(T) / sizeof(int); w++) {
+        words[w] = __shfl_sync(0xFFFFFFFFu, words[w], source % WARP);
+    }
+    T moved = value;
+    memcpy(static_cast<void*>(&moved), words, sizeof(T));
+    return moved;
+}
+
+/**
+ * Reduces the 32 values of the calling warp in lane order, for an operator that need not be
+ * commutative: after the step of distance h, lane `l` (a multiple of 2h) holds the reduction
+ * of lanes `l .. l + 2h - 1`, its own value on the left. Lane 0 returns the warp's total, the
+ * other lanes partial results. Every lane of the warp calls it.
+ */
+template<class OP>
+__device__ inline typename OP::RedElTp
+reduceWarpInOrder( typename OP::RedElTp value ) {
+    const uint32_t lane = threadIdx.x & (WARP - 1);
+    #pragma unroll
+    for (uint32_t h = 1; h < WARP; h <<= 1) {
+        typename OP::RedElTp right = shuffleFrom(value, lane + h);
+        value = OP::apply(value, right);
+    }
+    return value;
+}
+
+/**
+ * Inclusive scan of the 32 values of the calling warp in lane order, in registers: lane `l`
+ * returns the reduction of lanes `0 .. l`. Every lane of the warp calls it.
+ */
+template<class OP>
+__device__ inline typename OP::RedElTp
+scanWarpInOrder( typename OP::RedElTp value ) {
+    const uint32_t lane = threadIdx.x & (WARP - 1);
+    #pragma unroll
+    for (uint32_t h = 1; h < WARP; h <<= 1) {
+        typename OP::RedElTp left = shuffleFrom(value, lane - h);
+        if (lane >= h) { value = OP::apply(left, value); }
+    }
+    return value;
+}
+
+/**
+ * Reduces, in warp order, the totals of the block's warps (`warp_total` in each warp's lane
+ * 0), through `blockDim.x / WARP` elements of shared memory. Thread 0 returns the block's
+ * total. Every thread of the block calls it.
+ */
+template<class OP>
+__device__ inline typename OP::RedElTp
+reduceWarpTotals( const typename OP::RedElTp warp_total, typename OP::RedElTp* shmem_totals ) {
+    const uint32_t lane   = threadIdx.x & (WARP - 1);
+    const uint32_t warpid = threadIdx.x >> lgWARP;
+    if (lane == 0) { shmem_totals[warpid] = warp_total; }
+    __syncthreads();
+    typename OP::RedElTp total = OP::identity();
+    if (warpid == 0) {
+        if (lane < blockDim.x / WARP) { total = shmem_totals[lane]; }
+        total = reduceWarpInOrder<OP>(total);
+    }
+    return total;
+}
+
+/** Consecutive elements each lane reduces per step in `redAssocKernel` (16 ints: 64 bytes). */
+constexpr uint32_t RUN_PER_LANE = 16;
+
+/**
+ * Consecutive pairs each lane takes per step in the segmented kernels: 32 bytes of results
+ * (8 ints), fewer of larger results, so that a block of 1024 threads keeps its registers.
+ */
+template<class OP>
+__device__ __host__ constexpr uint32_t sgmRunPerLane() {
+    return sizeof(typename OP::RedElTp) >= 32 ? 1 : 32 / sizeof(typename OP::RedElTp);
+}
+
+/**
+ * The consecutive range of the calling warp in a block's range of `num_seq_chunks * CHUNK *
+ * blockDim.x` elements: the block's range cut in one run per warp, in warp order, `[*start, *end)`.
+ */
+template<uint32_t CHUNK>
+__device__ inline void
+warpRange( const uint32_t N, const uint32_t num_seq_chunks, uint64_t* start, uint64_t* end ) {
+    const uint64_t elems_per_warp = uint64_t(num_seq_chunks) * CHUNK * WARP;
+    const uint64_t warp_index     = uint64_t(blockIdx.x) * (blockDim.x / WARP) + (threadIdx.x >> lgWARP);
+    *start = warp_index * elems_per_warp;
+    *end   = min(uint64_t(N), *start + elems_per_warp);
+}
+
+/**
  * First stage of a reduction with an operator that need NOT be commutative: block `b`
  * reduces the `num_seq_chunks * CHUNK * blockDim.x` consecutive elements starting at
  * `b * num_seq_chunks * CHUNK * blockDim.x` and writes the result to `d_tmp[b]`.
- * Each thread combines CHUNK consecutive elements, so the block first stages them through
- * shared memory to keep the global reads coalesced.
- * Shared memory: `blockDim.x * CHUNK * max(sizeof(InpElTp), sizeof(RedElTp))` bytes.
+ * Order matters, so each warp reduces its own consecutive part of the block's range
+ * (`warpRange`), in steps of WARP * RUN_PER_LANE elements: lane `l` reduces the run of
+ * RUN_PER_LANE consecutive elements at `l * RUN_PER_LANE` in registers (`loadRun`: the
+ * warp's loads cover contiguous memory), the warp combines its lanes' totals in lane order
+ * (`reduceWarpInOrder`), and its lane 0 adds that to the warp's total. The block meets at a
+ * barrier once, at the end, to combine its warps' totals in warp order. (Staging each tile
+ * through shared memory and scanning it with the block, as the course's version does, costs
+ * several barriers per tile: 0.23x the speed of CUB's reduction with Mssp.)
+ * Shared memory: `blockDim.x / WARP * sizeof(RedElTp)` bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
 __global__ void
@@ -504,34 +681,35 @@ redAssocKernel( typename OP::RedElTp* d_tmp
               , const uint32_t num_seq_chunks
 ) {
     extern __shared__ char sh_mem[];
-    volatile typename OP::InpElTp* shmem_inp = (typename OP::InpElTp*)sh_mem;
-    volatile typename OP::RedElTp* shmem_red = (typename OP::RedElTp*)sh_mem;
+    const uint32_t lane = threadIdx.x & (WARP - 1);
+    uint64_t warp_start, warp_end;
+    warpRange<CHUNK>(N, num_seq_chunks, &warp_start, &warp_end);
 
-    typename OP::RedElTp res = OP::identity();
-    const uint32_t num_elems_per_iter  = CHUNK * blockDim.x;
-    const uint32_t num_elems_per_block = num_seq_chunks * num_elems_per_iter;
-    const uint32_t inp_block_offs      = num_elems_per_block * blockIdx.x;
-
-    for (uint32_t seq = 0; seq < num_elems_per_block; seq += num_elems_per_iter) {
-        copyFromGlb2ShrMem<typename OP::InpElTp, CHUNK>
-            (inp_block_offs + seq, N, OP::identInp(), d_in, shmem_inp);
-
-        typename OP::RedElTp acc = OP::identity();
+    // Two steps at a time: both steps' loads are in flight before either's shuffles (one
+    // step at a time reached 0.91x of CUB's reduction, two 0.98x; docs/performance.md).
+    constexpr uint32_t STEPS = 2;
+    typename OP::RedElTp warp_total = OP::identity();
+    for (uint64_t step = warp_start; step < warp_end; step += STEPS * WARP * RUN_PER_LANE) {
+        typename OP::InpElTp run[STEPS][RUN_PER_LANE];
         #pragma unroll
-        for (uint32_t i = 0; i < CHUNK; i++) {
-            typename OP::InpElTp elm = shmem_inp[threadIdx.x * CHUNK + i];
-            acc = OP::apply(acc, OP::mapFun(elm));
+        for (uint32_t s = 0; s < STEPS; s++) {
+            loadRun(d_in, step + (s * WARP + lane) * RUN_PER_LANE, warp_end, OP::identInp(), run[s]);
         }
-        __syncthreads();
-
-        shmem_red[threadIdx.x] = acc;
-        __syncthreads();
-        acc = scanIncBlock<OP>(shmem_red, threadIdx.x);
-        if (threadIdx.x == blockDim.x - 1) { res = OP::apply(res, acc); }
-        __syncthreads();
+        #pragma unroll
+        for (uint32_t s = 0; s < STEPS; s++) {
+            typename OP::RedElTp acc = OP::identity();
+            #pragma unroll
+            for (uint32_t i = 0; i < RUN_PER_LANE; i++) {
+                typename OP::RedElTp elm = OP::mapFun(run[s][i]);
+                acc = OP::apply(acc, elm);
+            }
+            typename OP::RedElTp step_total = reduceWarpInOrder<OP>(acc);
+            warp_total = OP::apply(warp_total, step_total);
+        }
     }
 
-    if (threadIdx.x == blockDim.x - 1) { d_tmp[blockIdx.x] = res; }
+    const typename OP::RedElTp total = reduceWarpTotals<OP>(warp_total, (typename OP::RedElTp*)sh_mem);
+    if (threadIdx.x == 0) { d_tmp[blockIdx.x] = total; }
 }
 
 /**
@@ -633,8 +811,9 @@ sgmScan1Block( typename OP::RedElTp* d_vals
 
 /**
  * First phase of the segmented scan: block `b` reduces its consecutive range (as in
- * `redAssocKernel`) with the lifted operator and writes the pair to `d_tmp_vals[b]`,
- * `d_tmp_flag[b]`. Shared memory: `sgmFlagsOffset<OP,CHUNK>(blockDim.x) + blockDim.x * CHUNK`.
+ * `redAssocKernel`, and in the same way: each warp its part, each lane runs of
+ * `sgmRunPerLane<OP>()` consecutive flag-value pairs) with the lifted operator and writes the pair to `d_tmp_vals[b]`,
+ * `d_tmp_flag[b]`. Shared memory: `blockDim.x / WARP * sizeof(ValFlg<RedElTp>)` bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
 __global__ void
@@ -647,47 +826,45 @@ redSgmScanKernel( char* d_tmp_flag
 ) {
     typedef ValFlg<typename OP::RedElTp> FVTup;
     extern __shared__ char sh_mem[];
-    volatile typename OP::InpElTp* shmem_inp = (typename OP::InpElTp*)sh_mem;
-    volatile typename OP::RedElTp* shmem_red = (typename OP::RedElTp*)sh_mem;
-    volatile char* shmem_flg = (char*)(sh_mem + sgmFlagsOffset<OP, CHUNK>(blockDim.x));
+    const uint32_t lane = threadIdx.x & (WARP - 1);
+    uint64_t warp_start, warp_end;
+    warpRange<CHUNK>(N, num_seq_chunks, &warp_start, &warp_end);
 
-    FVTup res(0, OP::identity());
-    const uint32_t num_elems_per_iter  = CHUNK * blockDim.x;
-    const uint32_t num_elems_per_block = num_seq_chunks * num_elems_per_iter;
-    const uint32_t inp_block_offs      = num_elems_per_block * blockIdx.x;
-
-    for (uint32_t seq = 0; seq < num_elems_per_block; seq += num_elems_per_iter) {
-        copyFromGlb2ShrMem<typename OP::InpElTp, CHUNK>
-            (inp_block_offs + seq, N, OP::identInp(), d_in, shmem_inp);
-        copyFromGlb2ShrMem<char, CHUNK>(inp_block_offs + seq, N, 0, d_fl, shmem_flg);
-
-        FVTup acc(0, OP::identity());
+    constexpr uint32_t RUN = sgmRunPerLane<OP>();
+    FVTup warp_total = LiftOP<OP>::identity();
+    for (uint64_t step = warp_start; step < warp_end; step += WARP * RUN) {
+        typename OP::InpElTp run[RUN];
+        char flags[RUN];
+        loadRun(d_in, step + lane * RUN, warp_end, OP::identInp(), run);
+        loadRun(d_fl, step + lane * RUN, warp_end, char(0), flags);
+        FVTup acc = LiftOP<OP>::identity();
         #pragma unroll
-        for (uint32_t i = 0; i < CHUNK; i++) {
-            typename OP::InpElTp elm = shmem_inp[threadIdx.x * CHUNK + i];
-            FVTup next(shmem_flg[threadIdx.x * CHUNK + i], OP::mapFun(elm));
+        for (uint32_t i = 0; i < RUN; i++) {
+            FVTup next(flags[i], OP::mapFun(run[i]));
             acc = LiftOP<OP>::apply(acc, next);
         }
-        __syncthreads();
-
-        shmem_red[threadIdx.x] = acc.v;
-        shmem_flg[threadIdx.x] = acc.f;
-        __syncthreads();
-        acc = sgmScanIncBlock<OP, char>(shmem_red, shmem_flg, threadIdx.x);
-        if (threadIdx.x == blockDim.x - 1) { res = LiftOP<OP>::apply(res, acc); }
-        __syncthreads();
+        FVTup step_total = reduceWarpInOrder<LiftOP<OP>>(acc);
+        warp_total = LiftOP<OP>::apply(warp_total, step_total);
     }
 
-    if (threadIdx.x == blockDim.x - 1) {
-        d_tmp_vals[blockIdx.x] = res.v;
-        d_tmp_flag[blockIdx.x] = res.f;
+    const FVTup total = reduceWarpTotals<LiftOP<OP>>(warp_total, (FVTup*)sh_mem);
+    if (threadIdx.x == 0) {
+        d_tmp_vals[blockIdx.x] = total.v;
+        d_tmp_flag[blockIdx.x] = total.f;
     }
 }
 
 /**
  * Third phase of the segmented scan, the segmented twin of `scan3rdKernel`: block `b` scans
  * its range starting from the pair `(d_tmp_flag[b-1], d_tmp_vals[b-1])` and writes `d_out`.
- * Shared memory as for `redSgmScanKernel`.
+ * It walks the range in tiles of `blockDim.x * RUN` pairs, each lane a run of RUN =
+ * `sgmRunPerLane<OP>()` consecutive pairs, so that reads and writes are wide accesses straight
+ * from registers (`loadRun`, `storeRun`): the lane scans its run; the warp scans its lanes'
+ * totals with shuffles (`scanWarpInOrder`); the warps' totals meet in shared memory at one
+ * barrier per tile, where each warp scans them to find what the warps before it add. (Staging
+ * each tile through shared memory and scanning it with `sgmScanIncBlock` costs seven barriers
+ * a tile and 156 registers a thread: 54% of the speed that its memory traffic allows.)
+ * Shared memory: `2 * blockDim.x / WARP * sizeof(ValFlg<RedElTp>)` bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
 __global__ void
@@ -701,59 +878,65 @@ sgmScan3rdKernel( typename OP::RedElTp* d_out
 ) {
     typedef ValFlg<typename OP::RedElTp> FVTup;
     extern __shared__ char sh_mem[];
-    volatile typename OP::InpElTp* shmem_inp = (typename OP::InpElTp*)sh_mem;
-    volatile typename OP::RedElTp* shmem_red = (typename OP::RedElTp*)sh_mem;
-    volatile char* shmem_flg = (char*)(sh_mem + sgmFlagsOffset<OP, CHUNK>(blockDim.x));
+    // Two sets of warp totals, one for even tiles and one for odd: a warp that runs ahead
+    // writes the next tile's set while the others still read this one, so one barrier a tile
+    // is enough.
+    FVTup* warp_totals = (FVTup*)sh_mem;
+    const uint32_t lane      = threadIdx.x & (WARP - 1);
+    const uint32_t warpid    = threadIdx.x >> lgWARP;
+    const uint32_t num_warps = blockDim.x / WARP;
+    const uint64_t elems_per_block = uint64_t(num_seq_chunks) * CHUNK * blockDim.x;
+    const uint64_t block_start     = blockIdx.x * elems_per_block;
+    const uint64_t block_end       = min(uint64_t(N), block_start + elems_per_block);
 
-    const uint32_t num_elems_per_iter  = CHUNK * blockDim.x;
-    const uint32_t num_elems_per_block = num_seq_chunks * num_elems_per_iter;
-    const uint32_t inp_block_offs      = num_elems_per_block * blockIdx.x;
-
-    FVTup accum(0, OP::identity());
+    FVTup accum = LiftOP<OP>::identity();
     if (blockIdx.x > 0) { accum = FVTup(d_tmp_flag[blockIdx.x - 1], d_tmp_vals[blockIdx.x - 1]); }
 
-    for (uint32_t seq = 0; seq < num_elems_per_block; seq += num_elems_per_iter) {
-        const uint32_t tile_offs = inp_block_offs + seq;
-        copyFromGlb2ShrMem<typename OP::InpElTp, CHUNK>(tile_offs, N, OP::identInp(), d_inp, shmem_inp);
-        copyFromGlb2ShrMem<char, CHUNK>(tile_offs, N, 0, d_flg, shmem_flg);
+    constexpr uint32_t RUN = sgmRunPerLane<OP>();
+    uint32_t set = 0;
+    for (uint64_t tile = block_start; tile < block_end; tile += uint64_t(blockDim.x) * RUN) {
+        const uint64_t run_start = tile + uint64_t(threadIdx.x) * RUN;
+        typename OP::InpElTp inp[RUN];
+        char flags[RUN];
+        loadRun(d_inp, run_start, block_end, OP::identInp(), inp);
+        loadRun(d_flg, run_start, block_end, char(0), flags);
 
-        FVTup chunk[CHUNK];
-        FVTup acc(0, OP::identity());
+        // the lane's run, scanned; elements from `first_flag` on start a segment in the run
+        typename OP::RedElTp vals[RUN];
+        uint32_t first_flag = RUN;
+        FVTup acc = LiftOP<OP>::identity();
         #pragma unroll
-        for (uint32_t i = 0; i < CHUNK; i++) {
-            typename OP::InpElTp elm = shmem_inp[threadIdx.x * CHUNK + i];
-            FVTup next(shmem_flg[threadIdx.x * CHUNK + i], OP::mapFun(elm));
+        for (uint32_t i = 0; i < RUN; i++) {
+            FVTup next(flags[i], OP::mapFun(inp[i]));
             acc = LiftOP<OP>::apply(acc, next);
-            chunk[i] = acc;
+            vals[i] = acc.v;
+            if (flags[i] != 0 && first_flag == RUN) { first_flag = i; }
         }
+
+        // what the lanes before this one in the warp add, and the warp's total
+        const FVTup lane_scan = scanWarpInOrder<LiftOP<OP>>(acc);
+        FVTup lanes_before = shuffleFrom(lane_scan, lane - 1);
+        if (lane == 0) { lanes_before = LiftOP<OP>::identity(); }
+        if (lane == WARP - 1) { warp_totals[set * num_warps + warpid] = lane_scan; }
         __syncthreads();
 
-        shmem_red[threadIdx.x] = acc.v;
-        shmem_flg[threadIdx.x] = acc.f;
-        __syncthreads();
-        acc = sgmScanIncBlock<OP, char>(shmem_red, shmem_flg, threadIdx.x);
-        __syncthreads();
-        shmem_red[threadIdx.x] = acc.v;
-        shmem_flg[threadIdx.x] = acc.f;
-        __syncthreads();
+        // what the warps before this one add, and the tile's total
+        FVTup warp_scan = LiftOP<OP>::identity();
+        if (lane < num_warps) { warp_scan = warp_totals[set * num_warps + lane]; }
+        warp_scan = scanWarpInOrder<LiftOP<OP>>(warp_scan);
+        FVTup warps_before = shuffleFrom(warp_scan, warpid - 1);
+        if (warpid == 0) { warps_before = LiftOP<OP>::identity(); }
+        const FVTup tile_total = shuffleFrom(warp_scan, num_warps - 1);
 
-        FVTup prefix = accum;
-        if (threadIdx.x > 0) {
-            FVTup before(shmem_flg[threadIdx.x - 1], OP::remVolatile(shmem_red[threadIdx.x - 1]));
-            prefix = LiftOP<OP>::apply(prefix, before);
-        }
-        FVTup tile_total(shmem_flg[blockDim.x - 1], OP::remVolatile(shmem_red[blockDim.x - 1]));
-        __syncthreads();
-
+        const FVTup prefix = LiftOP<OP>::apply(LiftOP<OP>::apply(accum, warps_before), lanes_before);
         #pragma unroll
-        for (uint32_t i = 0; i < CHUNK; i++) {
-            shmem_red[threadIdx.x * CHUNK + i] = LiftOP<OP>::apply(prefix, chunk[i]).v;
+        for (uint32_t i = 0; i < RUN; i++) {
+            if (i < first_flag) { vals[i] = OP::apply(prefix.v, vals[i]); }
         }
-        __syncthreads();
-        copyFromShr2GlbMem<typename OP::RedElTp, CHUNK>(tile_offs, N, d_out, shmem_red);
-        __syncthreads();
+        storeRun(d_out, run_start, block_end, vals);
 
         accum = LiftOP<OP>::apply(accum, tile_total);
+        set ^= 1;
     }
 }
 
