@@ -505,7 +505,9 @@ using RunWord = std::conditional_t<RUN * sizeof(T) % 16 == 0, int4,
  * lanes of a warp read consecutive runs, the warp then reads contiguous memory in few
  * instructions, with no staging through shared memory (the kernels that keep the order of an
  * operator that need not be commutative read their input this way: each lane combines
- * consecutive elements).
+ * consecutive elements). Those kernels hold runs in registers, so they say
+ * `__launch_bounds__(1024)`: blocks of every size up to 1024 must launch, and without it an
+ * operator's kernel could need more registers than a block of 1024 threads may have.
  */
 template<class T, uint32_t RUN>
 __device__ inline void
@@ -674,7 +676,7 @@ warpRange( const uint32_t N, const uint32_t num_seq_chunks, uint64_t* start, uin
  * Shared memory: `blockDim.x / WARP * sizeof(RedElTp)` bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
-__global__ void
+__global__ void __launch_bounds__(1024)
 redAssocKernel( typename OP::RedElTp* d_tmp
               , typename OP::InpElTp* d_in
               , const uint32_t N
@@ -816,7 +818,7 @@ sgmScan1Block( typename OP::RedElTp* d_vals
  * `d_tmp_flag[b]`. Shared memory: `blockDim.x / WARP * sizeof(ValFlg<RedElTp>)` bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
-__global__ void
+__global__ void __launch_bounds__(1024)
 redSgmScanKernel( char* d_tmp_flag
                 , typename OP::RedElTp* d_tmp_vals
                 , char* d_fl
@@ -867,7 +869,7 @@ redSgmScanKernel( char* d_tmp_flag
  * Shared memory: `2 * blockDim.x / WARP * sizeof(ValFlg<RedElTp>)` bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
-__global__ void
+__global__ void __launch_bounds__(1024)
 sgmScan3rdKernel( typename OP::RedElTp* d_out
                 , typename OP::InpElTp* d_inp
                 , char* d_flg
