@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kernellab.errors import InputError
+from kernellab.grading.speed.calibration import calibration_path
 from kernellab.manifest import Assignment
 from kernellab.markers import strip_tree
 
@@ -84,7 +85,7 @@ passed, FAILED (with the first wrong element), build failed, timed out or crashe
 without an NVIDIA GPU your code is still compiled with nvcc, so build errors show, but the GPU
 tests are reported as "not run: no GPU": no verdict is given for them there.{cpu_backend}
 The files you start with are correct but slow, or missing where a task says so: the tasks whose
-stub is missing fail until you write them.
+stub is missing fail until you write them.{speed_preview}
 
 Where there is no `sh`, `python3 -S -m kernellab.student --root . test` with `PYTHONPATH=grader`
 does the same as the script.
@@ -103,6 +104,14 @@ does the same as the script.
 CPU_BACKEND_NOTE = """
 Without a GPU, the CPU backend in `grader/cpu/` runs the GPU tests on the CPU (built with g++):
 `./kernellab test --cmake-arg=-DKERNELLAB_BACKEND=cpu`."""
+
+# For an assignment with [[speed]] cases.
+SPEED_PREVIEW_NOTE = """
+
+On a GPU, `kernellab test` also times your kernels of the tasks that passed and, where
+`{calibration}` holds the instructor's calibration of the
+reference's speed on your GPU model, previews the speed points each case would earn. Only a
+preview: the grade times the reference itself, beside your code."""
 
 HTML_PAGE = """\
 <!DOCTYPE html>
@@ -168,7 +177,10 @@ def bundle_files(assignment: Assignment) -> dict[str, BundleFile]:
     cpu_backend = CPU_BACKEND_NOTE if has_cpu_backend else ""
     # Boost.Context: the CPU backend's fibers (grader/cpu).
     packages = "cmake catch2 ninja-build" + (" libboost-context-dev" if has_cpu_backend else "")
-    readme = README.format(id=assignment.id, title=assignment.title, cpu_backend=cpu_backend, packages=packages)
+    calibration = calibration_path(assignment).relative_to(root).as_posix()
+    speed_preview = SPEED_PREVIEW_NOTE.format(calibration=calibration) if assignment.speed else ""
+    readme = README.format(id=assignment.id, title=assignment.title, cpu_backend=cpu_backend, packages=packages,
+                           speed_preview=speed_preview)
     files["README.md"] = BundleFile(readme.encode())
     files["kernellab"] = BundleFile(LAUNCHER.encode(), SCRIPT_MODE)
     return dict(sorted(files.items()))

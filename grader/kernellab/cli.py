@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernellab import __version__
-from kernellab.commands import batch, check, export, grade, new, release, serve, strip, test, wrong
+from kernellab.commands import batch, calibrate, check, export, grade, new, release, serve, strip, test, wrong
 from kernellab.errors import InputError
 
 ROOT_ENVIRONMENT_VARIABLE = "KERNELLAB_ROOT"
-COMMANDS = (grade, batch, test, strip, wrong, new, check, release, export, serve)
+COMMANDS = (grade, batch, test, strip, wrong, new, check, calibrate, release, export, serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,6 +32,13 @@ def gpus() -> list[dict[str, str]]:
     return [dict(zip(fields, (cell.strip() for cell in line.split(",")))) for line in text.splitlines() if line.strip()]
 
 
+def first_gpu() -> dict[str, str] | None:
+    """The GPU whose facts a grade records, and that names this machine's model: nvidia-smi's
+    first (CUDA's first device, unless CUDA_VISIBLE_DEVICES picks another); None without one."""
+    found = gpus()
+    return found[0] if found else None
+
+
 def cuda_version() -> str:
     match = re.search(r"release (\S+),", _output(["nvcc", "--version"]))
     return match[1] if match else ""
@@ -57,11 +64,10 @@ def describe(backend: Backend) -> dict[str, str]:
     if not backend.on_gpu:
         facts["gpu"] = "none: kernels ran on the CPU backend (correctness only, no speed scores)"
         return facts
-    found = gpus()
-    if not found:
+    gpu = first_gpu()
+    if gpu is None:
         facts["gpu"] = "none found"
         return facts
-    gpu = found[0]
     facts.update(
         gpu=gpu["name"],
         driver=gpu["driver_version"],

@@ -1,5 +1,8 @@
 """What every part of a manifest's validation shares: the error, and the checks of a table's keys
-and types (kernellab.manifest reads the file, kernellab.manifest_tasks its [[tasks]])."""
+and types (kernellab.manifest reads the file, kernellab.manifest_tasks its [[tasks]]; the speed
+calibration file, kernellab.grading.speed.calibration, is checked the same way)."""
+
+from datetime import datetime
 
 from kernellab.errors import InputError
 
@@ -10,6 +13,7 @@ _TYPE_NAMES = {
     bool: "true or false",
     list: "an array",
     dict: "a table",
+    datetime: "a date and time with its offset (2026-05-01T12:00:00+00:00)",
 }
 
 

@@ -8,14 +8,15 @@ task's verdict. Python's standard library only: the handout runs this with nothi
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kernellab import cmake, properties
+from kernellab import cmake, environment, properties
 from kernellab.errors import InputError, display_path
-from kernellab.grading.speed import timing
+from kernellab.grading.model import SpeedResult
+from kernellab.grading.speed import calibration, timing
 from kernellab.junit import failed_test_cases, first_failure
-from kernellab.manifest import Assignment, Task
+from kernellab.manifest import Assignment, SpeedCase, Task
 from kernellab.solution import check_solution, choose_assignment
 from kernellab.table import format_columns, shortened
 from kernellab.verdict import (LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, NOT_RUN, RunEnd, Verdict, decide,
@@ -46,6 +47,9 @@ class TaskResult:
     # The first line goes in the table; all of it under the table for a problem verdict.
     detail: str = ""
     failed_cases: list[str] = field(default_factory=list)
+    # The task's speed cases as the grade would score them, the reference's time predicted from
+    # the instructor's calibration on this GPU model (calibration.py); empty without a preview.
+    speed_preview: list[SpeedResult] = field(default_factory=list)
 
 
 def test_solution(
@@ -70,17 +74,26 @@ def test_solution(
     results_file.unlink(missing_ok=True)  # no verdicts of an earlier run if this one stops early
     cmake.configure(assignment.root, build_dir, assignment.id, solution, build_dir / "logs" / "configure.log", cmake_args)
     results = test_tasks(assignment, tasks, build_dir, timeout_s)
-    results_file.write_text(json.dumps([asdict(result) for result in results], indent=2) + "\n")
+    write_results(results_file, results)
     print()
     print(format_report(results))
     print(f"results: {display_path(results_file)}; logs: {display_path(build_dir / 'logs')}")
-    print_speed_table(assignment, results, build_dir)
+    speed_preview = print_speed_table(assignment, results, build_dir)
+    if speed_preview:
+        results = [replace(result, speed_preview=[row for row in speed_preview if row.task == result.id])
+                   for result in results]
+        write_results(results_file, results)
     return results
+
+
+def write_results(results_file: Path, results: list[TaskResult]) -> None:
+    results_file.write_text(json.dumps([asdict(result) for result in results], indent=2) + "\n")
 
 
 def read_results(results_file: Path) -> list[TaskResult]:
     """The verdicts a run of `kernellab test` wrote."""
-    return [TaskResult(**result) for result in json.loads(results_file.read_text())]
+    return [TaskResult(**{**result, "speed_preview": [SpeedResult(**row) for row in result.get("speed_preview", [])]})
+            for result in json.loads(results_file.read_text())]
 
 
 def all_fine(results: list[TaskResult]) -> bool:
@@ -88,30 +101,70 @@ def all_fine(results: list[TaskResult]) -> bool:
     return all(result.verdict in NOT_PROBLEMS for result in results)
 
 
-def print_speed_table(assignment: Assignment, results: list[TaskResult], build_dir: Path) -> None:
-    """The speed of the [[speed]] cases of the tasks that passed, with the baselines, on this GPU."""
+def print_speed_table(assignment: Assignment, results: list[TaskResult], build_dir: Path) -> list[SpeedResult]:
+    """The speed of the [[speed]] cases of the tasks that passed, with the baselines, on this GPU;
+    then the preview of their speed points, which it returns (empty without one)."""
     passed = {result.id for result in results if result.verdict == Verdict.PASSED}
     cases = [case for case in assignment.speed if case.task in passed]
     if not cases:
-        return
+        return []
     if built_for_cpu(build_dir):
         print("\nno speed table: the CPU backend gives correctness only; speed needs a GPU")
-        return
-    target = cmake.speed_target(assignment.id)
-    built = cmake.run_logged(cmake.build_command(build_dir, target), build_dir / "logs" / "speed.build.log")
-    program = cmake.program(build_dir, assignment.id, target)
-    if built.exit_code != 0 or not program.is_file():
-        print(f"\nno speed table: {target} did not build (see {display_path(build_dir / 'logs' / 'speed.build.log')})")
-        return
+        return []
     try:
-        rows = timing.local_table(cases, program, build_dir / "speed")
+        rows = timing.local_table(cases, build_speed_program(assignment.id, build_dir), build_dir / "speed")
     except timing.SpeedError as error:
         print(f"\nno speed table: {error}")
-        return
+        return []
     cells = [("case", "size", "kernel", "time (us)", "GB/s")]
     cells += [(case, str(size), kernel, f"{micros:.1f}", f"{gbps:.0f}") for case, size, kernel, micros, gbps in rows]
-    print("\nspeed on this GPU (median of the repetitions; the grader scores it against the reference's):")
+    print("\nspeed on this GPU (the least of the repetitions; the grader scores it against the reference's):")
     print("\n".join(format_columns(cells)))
+    return print_points_preview(assignment, cases, {(kernel, size): micros for _, size, kernel, micros, _ in rows})
+
+
+def build_speed_program(assignment_id: str, build_dir: Path) -> Path:
+    """The assignment's speed program, built in `build_dir`; a timing.SpeedError where it does not build."""
+    target = cmake.speed_target(assignment_id)
+    log = build_dir / "logs" / "speed.build.log"
+    built = cmake.run_logged(cmake.build_command(build_dir, target), log)
+    program = cmake.program(build_dir, assignment_id, target)
+    if built.exit_code != 0 or not program.is_file():
+        raise timing.SpeedError(f"{target} did not build (see {display_path(log)})")
+    return program
+
+
+def print_points_preview(assignment: Assignment, cases: list[SpeedCase], times: dict[tuple[str, int], float]
+                         ) -> list[SpeedResult]:
+    """The speed points that `times` ((kernel, size) -> microseconds, as timed here) would earn,
+    the reference's times predicted from the calibration file's entry for this GPU model; one line
+    saying why where there is none. Returns the scored rows."""
+    gpu = environment.first_gpu()
+    try:
+        entry = calibration.calibration_for(assignment, gpu["name"] if gpu else None)
+    except (calibration.NoPreview, InputError) as why:
+        print(f"\nno preview of speed points: {why}")
+        return []
+    scored = calibration.preview(cases, times, entry)
+    print(f"\npreview of speed points: the grade times the reference itself in the same run; this predicts its time "
+          f"from the instructor's calibration on {entry.gpu} ({entry.measured.date().isoformat()}), as the copy "
+          "kernel's time here times the reference's time over the copy kernel's there:")
+    print("\n".join(format_columns(preview_cells(scored))))
+    for case in cases:
+        points = sum(row.points for row in scored if row.case == case.case)
+        print(f"{case.case}: {points:g} of {case.points} speed points")
+    return scored
+
+
+def preview_cells(scored: list[SpeedResult]) -> list[tuple[str, ...]]:
+    """The preview's table: per case and size the copy kernel's time, the reference's predicted,
+    yours, the ratio and the points it gives."""
+    cells = [("case", "size", "copy (us)", "reference (us, predicted)", "yours (us)", "yours / reference", "points")]
+    for row in scored:
+        predicted, ratio = (f"{row.reference_us:.1f}", f"{row.ratio:.2f}") if row.reference_us else ("-", "-")
+        points = f"{row.points:g} of {row.max_points:g}" + (f" ({row.problem})" if row.problem else "")
+        cells.append((row.case, str(row.size), f"{row.copy_us:.1f}", predicted, f"{row.student_us:.1f}", ratio, points))
+    return cells
 
 
 def built_for_cpu(build_dir: Path) -> bool:

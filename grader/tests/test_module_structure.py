@@ -82,7 +82,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the pipeline and the other verbs' libraries", (
         "kernellab.grading.pipeline", "kernellab.grading.start", "kernellab.batch", "kernellab.serve", "kernellab.slurm",
         "kernellab.remote", "kernellab.reports", "kernellab.console", "kernellab.coverage", "kernellab.summary",
-        "kernellab.gradebook", "kernellab.speed_table", "kernellab.options", "kernellab.public_tests",
+        "kernellab.gradebook", "kernellab.speed_table", "kernellab.options", "kernellab.public_tests", "kernellab.calibrate",
         "kernellab.known_wrong", "kernellab.release_check", "kernellab.skeleton", "kernellab.scaffold",
         "kernellab.bundle", "kernellab.grader_bundle", "kernellab.export_gradescope", "kernellab.export_prairielearn")),
     ("the commands", ("kernellab.commands", "kernellab.cli", "kernellab.__main__", "kernellab.student")),

@@ -11,6 +11,7 @@ import pytest
 from helpers import REAL_ROOT, has_gpu, has_nvcc
 from kernellab.bundle import BundleError, archive_members, audit, bundle_files, release, self_check, tasks_table, unpack
 from kernellab.cli import main
+from kernellab.grading.speed.calibration import CALIBRATION_FILE, calibration_path
 from kernellab.manifest import load_assignment
 from kernellab.release_check import kernel_backend
 from kernellab.verdict import Verdict
@@ -134,6 +135,20 @@ def test_a_release_that_would_leak_the_reference_writes_nothing(make_repo, tmp_p
     with pytest.raises(BundleError, match="assignments/x/tests/kernels.cu.h: a solution marker"):
         release(load_assignment(root, "x"), out)
     assert list(out.iterdir()) == []
+
+
+def test_the_handout_ships_the_reference_s_speed_calibration_when_there_is_one(make_repo, tmp_path: Path):
+    # Times of the reference, no code: `kernellab test` previews speed points from them.
+    root = make_repo({"k.cu": "// BEGIN SOLUTION alpha\n// END SOLUTION\n// BEGIN SOLUTION beta\n// END SOLUTION\n"})
+    (root / "handout").mkdir()
+    (root / "handout" / "x.md").write_text("# x\n")
+    assignment = load_assignment(root, "x")
+    assert not [name for name in bundle_files(assignment) if name.endswith(CALIBRATION_FILE)]
+    calibration = calibration_path(assignment)
+    calibration.parent.mkdir()
+    calibration.write_text('[gpu."NVIDIA H100 80GB HBM3"]\n')
+    members = archive_members(release(assignment, tmp_path / "out")[0])
+    assert members[f"kernellab-x/assignments/x/speed/{CALIBRATION_FILE}"] == calibration.read_bytes()
 
 
 def test_release_needs_the_task_text(make_repo, tmp_path: Path, capsys):

@@ -10,6 +10,7 @@ from kernellab import cmake
 from kernellab import public_tests as verb
 from kernellab.cli import build_parser, main
 from kernellab.errors import InputError
+from kernellab.grading.model import SpeedResult
 from kernellab.junit import first_failure
 from kernellab.manifest import load_assignment
 from kernellab.public_tests import TaskResult, format_report, select_tasks, task_verdict
@@ -495,9 +496,22 @@ def test_results_json_has_one_object_per_task_and_a_failure_exits_1(make_repo, t
             "verdict": "FAILED",
             "detail": "case\nmessage",
             "failed_cases": ["case"],
+            "speed_preview": [],
         },
-        {"id": "beta", "title": "Task beta", "points": 10, "verdict": NO_GPU, "detail": "no GPU", "failed_cases": []},
+        {"id": "beta", "title": "Task beta", "points": 10, "verdict": NO_GPU, "detail": "no GPU", "failed_cases": [],
+         "speed_preview": []},
     ]
+
+
+def test_the_preview_of_speed_points_goes_into_results_json_under_its_task(make_repo, tmp_path: Path, monkeypatch):
+    root = skeleton_repo(make_repo)
+    fake_build(monkeypatch, {"alpha": (PASSED, "", []), "beta": (PASSED, "", [])})
+    scored = SpeedResult(task="beta", case="map", size=1024, points=1.5, max_points=2.0, student_us=20.0,
+                         reference_us=15.0, copy_us=10.0)
+    monkeypatch.setattr(verb, "print_speed_table", lambda assignment, results, build_dir: [scored])
+    assert main(["--root", str(root), "test", "--build-dir", str(tmp_path / "b")]) == 0
+    results = verb.read_results(tmp_path / "b" / "results.json")
+    assert [(result.id, result.speed_preview) for result in results] == [("alpha", []), ("beta", [scored])]
 
 
 def test_passed_and_no_gpu_verdicts_exit_0(make_repo, tmp_path: Path, monkeypatch, capsys):

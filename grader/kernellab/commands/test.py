@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from kernellab import public_tests
+from kernellab.grading.speed.calibration import CALIBRATION_FILE
 from kernellab.manifest import DEFAULT_TIMEOUT_S
 from kernellab.options import add_cmake_arg_option
 
@@ -25,7 +26,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Build an assignment's test executables against a solution folder, run them and\n"
         "give each task a verdict: passed, FAILED, not run: no GPU, not run: needs a GPU to\n"
         "confirm (warp-synchronous code on the CPU backend), timed out, crashed or build failed.\n"
-        f"The verdicts are also written to <build dir>/{public_tests.RESULTS_FILE}.",
+        "On a GPU it then times the speed cases of the tasks that passed and, where the assignment's\n"
+        f"speed/{CALIBRATION_FILE} holds the instructor's calibration for this GPU model, previews\n"
+        "the speed points they would earn.\n"
+        f"The verdicts, and the preview, are also written to <build dir>/{public_tests.RESULTS_FILE}.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -106,6 +106,10 @@ class _Timing:
             return None
         return max(measured - overhead, LEAST_MICROS)
 
+    def own_net_micros(self, key: tuple[str, int]) -> float | None:
+        """The least over runs less the least overhead of the same case; None without a run."""
+        return self.net_micros(key, _least(self.overhead.get(key)))
+
 
 class ReferenceRounds:
     """The reference's rounds of one grading run, shared by its grades' speed stages. Each round
@@ -244,7 +248,7 @@ def _score(case: SpeedCase, size: int, student: _Timing, reference: _Timing) -> 
     # The least of each run's own net time: a copy that looks fast makes the flag below no freer.
     copy_us = reference.least_run_net(copy_key)
     base["baseline"] = case.baseline
-    base["baseline_us"] = reference.net_micros((case.baseline, size), _least(reference.overhead.get((case.baseline, size))))
+    base["baseline_us"] = reference.own_net_micros((case.baseline, size))
     want = reference.digests.get(key, {})
     got = student.digests.get(key, {})
     if len(student.micros.get(key, [])) < ROUNDS or set(got) != set(want):
@@ -285,20 +289,43 @@ def _least(values: list[float] | None) -> float | None:
 
 
 def local_table(cases: Sequence[SpeedCase], program: Path, work: Path) -> list[tuple[str, int, str, float, float]]:
-    """(case, size, kernel, microseconds, GB/s) of each case and its baselines, timed once on this
-    machine's GPU: the student's own speed table (the grader's scores compare with the reference)."""
-    work.mkdir(parents=True, exist_ok=True)
-    timing = _Timing.empty()
-    names, baselines, sizes = _names(cases), _baselines(cases), _sizes(cases)
-    timing.add(serve(program, [*names, *baselines], sizes, _orders(1, 0), work / "speed.log",
-                     RUN_TIMEOUT_S, None))
-    if timing.problems:
-        raise SpeedError("; ".join(timing.problems))
+    """(case, size, kernel, microseconds, GB/s) of each case and its baselines, the least of ROUNDS
+    runs on this machine's GPU, as a grade takes them: the student's own speed table, and the times
+    that the preview of speed points divides (one run's copy kernel varied twofold at 2^24 on an H100)."""
+    timing = _timed_here(cases, program, work, runs=ROUNDS)
     rows = []
     for case in cases:
         for size in case.sizes:
             for kernel in (case.case, case.baseline, COPY_BASELINE):
-                micros = timing.net_micros((kernel, size), _least(timing.overhead.get((kernel, size)))) if kernel else None
+                micros = timing.own_net_micros((kernel, size)) if kernel else None
                 if micros:
                     rows.append((case.case, size, kernel, micros, timing.bytes[(kernel, size)] / (micros * 1e3)))
     return rows
+
+
+def reference_and_copy_times(cases: Sequence[SpeedCase], program: Path, work: Path
+                             ) -> dict[tuple[str, int], tuple[float, float]]:
+    """(case, size) -> the case's and the copy kernel's microseconds at that size, both from the same
+    ROUNDS runs of `program` (the reference's, for `kernellab calibrate`), as a grade times the reference."""
+    timing = _timed_here(cases, program, work, runs=ROUNDS)
+    times = {}
+    for case in cases:
+        for size in case.sizes:
+            case_us, copy_us = timing.own_net_micros((case.case, size)), timing.own_net_micros((COPY_BASELINE, size))
+            if case_us is None or copy_us is None:
+                raise SpeedError(f"no time for {case.case} or {COPY_BASELINE} at size {size}")
+            times[(case.case, size)] = (case_us, copy_us)
+    return times
+
+
+def _timed_here(cases: Sequence[SpeedCase], program: Path, work: Path, runs: int) -> _Timing:
+    """`runs` runs of `program` on this machine's GPU, each timing every case and its baselines at
+    every size; no sandbox: the verbs that time here run the user's own code, or the reference."""
+    work.mkdir(parents=True, exist_ok=True)
+    timing = _Timing.empty()
+    for run in range(runs):
+        timing.add(serve(program, [*_names(cases), *_baselines(cases)], _sizes(cases), _orders(1, run),
+                         work / f"speed-{run}.log", RUN_TIMEOUT_S, None))
+    if timing.problems:
+        raise SpeedError("; ".join(timing.problems))
+    return timing
