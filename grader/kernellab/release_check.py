@@ -13,6 +13,7 @@ from pathlib import Path
 from kernellab import cmake, environment, known_wrong
 from kernellab.bundle import archive_members, audit, bundle_name, handout_path, release, self_check, unpack
 from kernellab.errors import InputError, display_path
+from kernellab.grading.speed.calibration import calibration_path, read_calibrations, stale_entries
 from kernellab.manifest import Assignment, Task, load_assignment
 from kernellab.patches import PatchError, apply_patch, parse_patch
 from kernellab.public_tests import RESULTS_FILE, TaskResult, read_results, test_tasks
@@ -212,6 +213,24 @@ def check_points(context: Context) -> CheckResult:
     return CheckResult(Verdict.PASSED, f"{terms} = {total}")
 
 
+def check_speed_calibration(context: Context) -> CheckResult:
+    """The calibration of the reference's speed, which the students' preview of speed points reads,
+    still names every [[speed]] case and size and no other (calibration.py)."""
+    assignment = context.assignment
+    if not assignment.speed:
+        return CheckResult(Verdict.PASSED, "no speed cases")
+    path = calibration_path(assignment)
+    if not path.is_file():
+        return CheckResult(Verdict.PASSED, f"none ({display_path(path)}): students see no preview of speed points; "
+                                           f"`kernellab calibrate {assignment.id}` on a GPU writes it")
+    calibrations = read_calibrations(path)
+    stale = stale_entries(assignment, calibrations)
+    if stale:
+        return CheckResult(Verdict.FAILED, "\n".join([f"{display_path(path)} is out of date: run `kernellab calibrate "
+                                                       f"{assignment.id}` again on each GPU model", *stale]))
+    return CheckResult(Verdict.PASSED, f"{', '.join(sorted(calibrations))}: every speed case and size")
+
+
 def check_handout_contents(context: Context) -> CheckResult:
     """The archives hold no reference, hidden tests, known-wrong versions or secrets."""
     problems = []
@@ -260,6 +279,7 @@ CHECKS = (
     Check("skeleton fails as declared", check_skeleton_fails),
     Check("known-wrong rejected", check_known_wrong),
     Check("points", check_points),
+    Check("speed calibration", check_speed_calibration),
     Check("handout contents", check_handout_contents),
     Check("handout builds", check_handout_builds),
 )

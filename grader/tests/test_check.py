@@ -211,6 +211,7 @@ def test_a_fresh_scaffold_passes_every_check_that_can_run_here(starter_root: Pat
         "skeleton fails as declared": kernels,
         "known-wrong rejected": kernels,
         "points": PASSED,
+        "speed calibration": PASSED,
         "handout contents": PASSED,
         "handout builds": kernels,
     }, out

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import has_gpu, write_files
-from kernellab import calibrate, cmake, environment, public_tests
+from kernellab import calibrate, cmake, environment, public_tests, release_check
 from kernellab.cli import main
 from kernellab.errors import InputError
 from kernellab.grading.speed import timing
@@ -15,6 +15,7 @@ from kernellab.grading.speed.calibration import (NOT_CALIBRATED, Calibration, No
                                                   format_calibrations, preview, read_calibrations)
 from kernellab.grading.speed.timing import COPY_BASELINE, speed_points
 from kernellab.manifest import SpeedCase, load_assignment
+from kernellab.verdict import Verdict
 from test_speed_clock import program
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -221,3 +222,29 @@ def test_calibrate_times_the_reference_and_the_copy_kernel_and_keeps_other_gpus_
     assert sorted(log.name for log in (tmp_path / "build" / "speed").glob("*.log")) == [
         f"speed-{run}.log" for run in range(timing.ROUNDS)]
     assert f"wrote the reference's speed on {H100}" in capsys.readouterr().out
+
+
+def check_row(root: Path):
+    """`kernellab check`'s speed calibration row for assignment x."""
+    context = release_check.Context(load_assignment(root, "x"), root / "build", [], 100, False, "")
+    return release_check.check_speed_calibration(context)
+
+
+def test_check_passes_a_calibration_of_every_speed_case_and_size_and_says_when_there_is_none(speed_repo: Path):
+    none = check_row(speed_repo)
+    assert none.verdict == Verdict.PASSED and "no preview" in none.detail and "kernellab calibrate x" in none.detail
+    calibration_file(speed_repo, CALIBRATION_TEXT.replace("map = { 1024 = 1.4 }", "map = { 1024 = 1.4, 4096 = 1.9 }"))
+    in_step = check_row(speed_repo)
+    assert in_step.verdict == Verdict.PASSED and H100 in in_step.detail
+
+
+def test_check_fails_a_calibration_that_lacks_a_timed_size_or_names_one_no_longer_timed(speed_repo: Path):
+    # The A100's entry lacks size 4096; then the manifest stops timing 1024 and the H100's has it.
+    calibration_file(speed_repo)
+    row = check_row(speed_repo)
+    assert row.verdict == Verdict.FAILED
+    assert "NVIDIA A100-SXM4-40GB has no ratio for map at size 4096" in row.detail
+    assert "calibrate x` again" in row.detail
+    manifest = speed_repo / "assignments" / "x" / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace("sizes = [1024, 4096]", "sizes = [4096]"))
+    assert f"{H100} has a ratio for map at size 1024, which the manifest does not time" in check_row(speed_repo).detail

@@ -117,6 +117,19 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def stale_entries(assignment: Assignment, calibrations: Mapping[str, Calibration]) -> list[str]:
+    """Per GPU model, what its entry lacks of the manifest's [[speed]] cases and sizes, or has
+    that the manifest no longer times: a preview of such a case would be wrong or empty."""
+    timed = {(case.case, size) for case in assignment.speed for size in case.sizes}
+    problems = []
+    for gpu, entry in sorted(calibrations.items()):
+        recorded = set(entry.reference_over_copy)
+        problems += [f"{gpu} has no ratio for {case} at size {size}" for case, size in sorted(timed - recorded)]
+        problems += [f"{gpu} has a ratio for {case} at size {size}, which the manifest does not time"
+                     for case, size in sorted(recorded - timed)]
+    return problems
+
+
 def calibration_for(assignment: Assignment, gpu: str | None) -> Calibration:
     """The entry of `gpu` (this machine's model; None where nvidia-smi names none) in the
     assignment's calibration file: NoPreview saying why there is none, an InputError naming the
