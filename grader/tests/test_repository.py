@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT
+from kernellab.grading.speed.timing import COPY_BASELINE
 from kernellab.known_wrong import find_wrong_versions, prepare_solution
 from kernellab.manifest import list_assignments, load_assignment
 from kernellab.patches import apply_patch, parse_patch
@@ -41,3 +42,16 @@ def test_each_task_of_each_assignment_has_at_least_three_known_wrong_versions():
         for task in assignment.tested_tasks:
             count = sum(1 for a, t, _ in KNOWN_WRONG if a == assignment_id and t == task.id)
             assert count >= 3, f"{assignment_id}/{task.id} has {count} known-wrong versions"
+
+
+@pytest.mark.parametrize("assignment_id", list_assignments(REAL_ROOT))
+def test_every_speed_program_has_the_copy_kernel_and_each_case_and_baseline_the_manifest_names(assignment_id: str):
+    # The grader times COPY_BASELINE beside every case (the plausibility bound): a speed program
+    # without it fails every grade's speed stage on a GPU, which no CPU-backend run shows.
+    assignment = load_assignment(REAL_ROOT, assignment_id)
+    if not assignment.speed:
+        return
+    programs = "".join(path.read_text() for path in sorted((assignment.manifest_path.parent / "speed").glob("*.cu")))
+    names = {COPY_BASELINE} | {case.case for case in assignment.speed} | {case.baseline for case in assignment.speed if case.baseline}
+    missing = sorted(name for name in names if f'{{"{name}", ' not in programs)
+    assert not missing, f"{assignment_id}'s speed program registers no case {missing}"
