@@ -913,10 +913,11 @@ sgmScan1Block( typename OP::RedElTp* d_vals
 }
 
 /**
- * First phase of the segmented scan: block `b` reduces its consecutive range (as in
- * `redAssocKernel`, and in the same way: each warp its part, each lane runs of
- * `sgmRunPerLane<OP>()` consecutive flag-value pairs) with the lifted operator and writes the pair to `d_tmp_vals[b]`,
- * `d_tmp_flag[b]`. Shared memory: `blockDim.x / WARP * sizeof(ValFlg<RedElTp>)` bytes (more is fine).
+ * First phase of the segmented scan: block `b` reduces its consecutive range with the lifted
+ * operator, as `redAssocKernel` does (each warp its part, each lane runs of
+ * `sgmRunPerLane<OP>()` consecutive flag-value pairs), and writes the pair to
+ * `d_tmp_vals[b]`, `d_tmp_flag[b]`. Shared memory: `blockDim.x / WARP * sizeof(ValFlg<RedElTp>)`
+ * bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
 __global__ void __launch_bounds__(1024)
@@ -966,7 +967,8 @@ redSgmScanKernel( char* d_tmp_flag
  * totals with shuffles (`scanWarpInOrder`); the warps' totals meet in shared memory at one
  * barrier per tile, where each warp scans them to find what the warps before it add. (Staging
  * each tile through shared memory and scanning it with `sgmScanIncBlock` costs seven barriers
- * a tile and 156 registers a thread: 54% of the speed that its memory traffic allows.)
+ * a tile and 156 registers a thread: with it `sgmScanInc` ran at 54% of the speed that its
+ * memory traffic allows.)
  * Shared memory: `2 * blockDim.x / WARP * sizeof(ValFlg<RedElTp>)` bytes (more is fine).
  */
 template<class OP, uint32_t CHUNK>
