@@ -155,24 +155,16 @@ def check_version(assignment: Assignment, task: Task, patch_file: Path, job_dir:
         return Row(task.id, name, patch.description, Verdict.BUILD_FAILED, details=cmake.first_error_lines(built.output))
     report = work / "reports" / f"{task.id}-{name}.xml"
     log = work / "logs" / f"{task.id}-{name}.test.log"
-    tested = cmake.run_tests(
-        build_dir, assignment.id, task.tests, report, log, TEST_TIMEOUT_S, stop_at_first_failure(task)
-    )
+    # One failed test is all the verdict needs, and the one that failed first caught the version;
+    # the rest could only take time (minutes a version on the CPU backend, most of `check
+    # pmph-w2`'s in CI) or hang until the timeout. A crash, a timeout or a pass before the first
+    # failure reads as it would without stopping. Where the CPU backend only warns of
+    # warp-synchronous races (`warp_synchronous = "warn"`), a warning before the failure still
+    # makes the exit status 77 ("needs a GPU"); a failure that no warning came before is proven
+    # (no launch so far left lanes' order to chance), whatever later tests would have warned.
+    tested = cmake.run_tests(build_dir, assignment.id, task.tests, report, log, TEST_TIMEOUT_S, stop_at_first_failure=True)
     verdict, caught_by = run_verdict(tested, report)
     return Row(task.id, name, patch.description, verdict, caught_by)
-
-
-def stop_at_first_failure(task: Task) -> bool:
-    """Whether a known-wrong version's test run may stop at its first failed assertion.
-
-    One failed test is all the verdict needs, and the test that failed first is the one that
-    caught it; the rest could only take time (minutes per version on the CPU backend), or hang
-    until the timeout after the version is already rejected. A crash, a timeout or a pass before
-    the first failure reads as it would without stopping. Not where the CPU backend only warns of
-    warp-synchronous races (`warp_synchronous = "warn"`): there a warning in a later test turns
-    the exit status into 77, "needs a GPU", which stopping early would turn into rejected.
-    """
-    return task.warp_synchronous != "warn"
 
 
 def prepare_solution(reference_dir: Path, solution: Path) -> None:

@@ -19,7 +19,6 @@ from kernellab.known_wrong import (
     format_table,
     prepare_solution,
     run_verdict,
-    stop_at_first_failure,
 )
 from kernellab.errors import InputError
 from kernellab.manifest import load_assignment
@@ -175,14 +174,6 @@ def test_a_failed_configure_step_stops_the_other_jobs_after_their_current_versio
     with pytest.raises(InputError, match="configuring x"):
         check_versions(assignment, find_wrong_versions(assignment, None), tmp_path, jobs=2)
     assert tested == []
-
-
-def test_the_tests_of_a_version_stop_at_the_first_failure_unless_warp_synchronous_races_only_warn(make_repo):
-    task = load_assignment(make_repo(REFERENCE), "x").tasks[0]
-    assert stop_at_first_failure(task)
-    assert stop_at_first_failure(replace(task, warp_synchronous="fail"))
-    # There a warning in a later test makes the exit status 77 ("needs a GPU"), not rejected.
-    assert not stop_at_first_failure(replace(task, warp_synchronous="warn"))
 
 
 @pytest.mark.parametrize("command", ["wrong", "check"])
