@@ -46,9 +46,16 @@ class CompileCache:
     def environment(self, build_dir: Path, writes: bool) -> dict[str, str]:
         """ccache's settings for one build: a writer stores what it compiles (readable by all
         unless the cache is private), keyed by the compiler's content, not its time stamp; a
-        reader only looks up, writing its temporary files in its own build folder."""
+        reader only looks up, writing its temporary files in its own build folder. What ccache
+        runs of the compiler, to compile or to preprocess, it runs through the machine's compiler
+        slots (compiler_slots.py); an object found in the cache takes none. With the slots in
+        front of ccache, hits waited for slots: on an H100 host a task's build waited 5 s for
+        two harness objects that were in the cache (docs/performance.md)."""
         settings = {"CCACHE_DIR": str(self.folder), "CCACHE_COMPILERCHECK": "content", "CCACHE_MAXSIZE": MAX_SIZE,
                     "CCACHE_UMASK": "077" if self.private else "022"}
+        slots = compiler_slots.launcher()
+        if slots:
+            settings |= {"CCACHE_PREFIX": str(slots), "CCACHE_PREFIX_CPP": str(slots)}
         if writes:
             return settings
         return {**settings, "CCACHE_READONLY": "1", "CCACHE_NOSTATS": "1",
@@ -72,10 +79,11 @@ def for_work(work: Path, kind: str) -> CompileCache | None:
 
 
 def configure_args(cache: CompileCache | None) -> tuple[str, ...]:
-    """CMake's arguments that put the launchers in front of each compiler of a build folder: the
-    machine's compiler slots (compiler_slots.py), then ccache where there is a `cache`. Always
-    given, so that a folder configured once with a cache and then without one drops ccache."""
-    launchers = [str(path) for path in [compiler_slots.launcher()] if path] + ([cache.ccache] if cache else [])
+    """CMake's arguments that put a launcher in front of each compiler of a build folder: ccache
+    where there is a `cache` (which takes a compiler slot for what it compiles: its
+    environment()), else the machine's compiler slots (compiler_slots.py). Always given, so that
+    a folder configured once with a cache and then without one drops ccache."""
+    launchers = [cache.ccache] if cache else [str(path) for path in [compiler_slots.launcher()] if path]
     return tuple(f"-DCMAKE_{language}_COMPILER_LAUNCHER={';'.join(launchers)}" for language in LANGUAGES)
 
 

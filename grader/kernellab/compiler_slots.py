@@ -1,8 +1,10 @@
 """The compilers that run at once on this machine, however many builds and grading runs go on.
 
-Each compiler of a grader's build starts through a launcher that CMake puts in front of it
-(CMAKE_<LANG>_COMPILER_LAUNCHER, before the compile cache's ccache): the launcher takes one of
-the machine's slots, a lock on one of the slot files of a folder, and runs the compiler holding it.
+Each compiler of a grader's build starts through a launcher: the one CMake puts in front of it
+(CMAKE_<LANG>_COMPILER_LAUNCHER) in a build without a compile cache, else the one ccache puts in
+front of what it runs (CCACHE_PREFIX, compile_cache.py), so that an object found in the cache
+takes no slot. The launcher takes one of the machine's slots, a lock on one of the slot files of
+a folder, and runs the compiler holding it.
 The kernel ends the lock with the compiler, however it ends, killed included, so no slot is ever
 lost. A slot per core: a compiler is a CPU-bound process, and tests running beside the builds need
 the cores that compilers waiting for a slot leave.

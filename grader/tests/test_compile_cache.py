@@ -74,7 +74,8 @@ def filled(tmp_path: Path):
 
 
 def attack(sandbox: Sandbox | ContainerSandbox, cache: CompileCache, unit: Path, build_dir: Path) -> runner.RunOutcome:
-    step = building.build_step([unit.parent, cache.folder], build_dir)
+    # As a build's step: the cache and the compiler slots, through which ccache runs what it compiles.
+    step = building.build_step([unit.parent, *compile_cache.readable(cache)], build_dir)
     command = ["bash", "-c", ATTACK.format(compiler=COMPILER, unit=unit, build=build_dir, cache=cache.folder)]
     return runner.run_program(command, build_dir, 120, environment=cache.environment(build_dir, writes=False),
                               sandbox=sandbox, step=step)

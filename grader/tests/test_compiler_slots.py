@@ -1,6 +1,7 @@
 """The machine's compiler slots (compiler_slots.py): a launcher before each compiler, a lock per
 slot, and what a build's sandbox step sees of them."""
 
+import fcntl
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ import pytest
 
 from helpers import REAL_ROOT
 from kernellab import compile_cache, compiled_checks, compiler_slots
+from kernellab.compile_cache import CompileCache
 from kernellab.grading import building
 from kernellab.manifest import load_assignment
 
@@ -107,3 +109,29 @@ def test_without_a_readable_slot_file_the_compiler_runs_without_a_slot(tmp_path:
     for slot in launcher.parent.glob("slot-*"):
         slot.unlink()
     assert subprocess.run([str(launcher), "sh", "-c", "exit 5"]).returncode == 5
+
+
+@pytest.mark.skipif(shutil.which("ccache") is None or shutil.which("g++") is None, reason="needs ccache and g++")
+def test_an_object_the_cache_holds_takes_no_slot_and_a_compile_takes_one(tmp_path: Path, monkeypatch):
+    launcher = compiler_slots.prepare(tmp_path / "slots", 1)
+    monkeypatch.setattr(compiler_slots, "launcher", lambda: launcher)
+    cache = CompileCache(tmp_path / "cache", shutil.which("ccache"))
+    [launcher_arg, *_] = compile_cache.configure_args(cache)
+    assert launcher_arg.endswith(f"_COMPILER_LAUNCHER={cache.ccache}")  # ccache alone in front of the compiler
+    (tmp_path / "held.cpp").write_text("int held() { return 1; }\n")
+    (tmp_path / "new.cpp").write_text("int fresh() { return 2; }\n")
+
+    def compile_unit(name: str, writes: bool) -> subprocess.Popen:
+        environment = {**os.environ, **cache.environment(tmp_path, writes)}
+        return subprocess.Popen([cache.ccache, shutil.which("g++"), "-O2", "-c", str(tmp_path / f"{name}.cpp"),
+                                 "-o", str(tmp_path / f"{name}.o")], env=environment)
+
+    assert compile_unit("held", writes=True).wait(60) == 0  # the trusted warm-up fills the cache
+    with open(launcher.parent / "slot-0") as slot:
+        fcntl.flock(slot, fcntl.LOCK_EX)  # every slot taken
+        assert compile_unit("held", writes=False).wait(20) == 0
+        missing = compile_unit("new", writes=False)
+        with pytest.raises(subprocess.TimeoutExpired):
+            missing.wait(2)
+        fcntl.flock(slot, fcntl.LOCK_UN)
+        assert missing.wait(60) == 0

@@ -194,10 +194,9 @@ def unmet_conditions(assignment: Assignment, solution: Path, build_dir: Path, cm
                      sandbox: Sandbox | None, readable: tuple[Path, ...] = (),
                      cache: CompileCache | None = None) -> tuple[Condition, ...]:
     """What the submission's code does not promise (applicability.py): the probes that
-    `build_dir` defines, configured for the whole submission (a grade whose every task builds in
-    its own folder has not configured it yet), built from it in the sandbox through the compile
-    `cache`, read-only; a probe that fails to compile marks its cases not applicable. None for an
-    assignment without probes."""
+    `build_dir` defines, configured for the whole submission unless it is already, built from it
+    in the sandbox through the compile `cache`, read-only; a probe that fails to compile marks its
+    cases not applicable. None for an assignment without probes."""
     if not (build_dir / "CMakeCache.txt").is_file():
         cmake.configure(assignment.root, build_dir, assignment.id, solution, build_dir / "logs" / "configure.log",
                         (*cmake_args, *compile_cache.configure_args(cache)))
@@ -255,7 +254,7 @@ def _build_step(assignment: Assignment, solution: Path, build_dir: Path, extra: 
     root = assignment.root
     frozen = [root / path for path in FROZEN_SOURCES if (root / path).exists()]
     configured = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
-    # A launcher entry is a list ("slots;ccache"); the compiler slots' folder is bound by itself
+    # A launcher entry may be a list ("a;b"); the compiler slots' folder is bound by itself
     # (compile_cache.readable), never the folder above it as a tool's installation.
     tools = [tool for match in BUILD_TOOL_ENTRIES.finditer(configured) for tool in match[2].split(";")
              if Path(tool).name != compiler_slots.LAUNCHER]
