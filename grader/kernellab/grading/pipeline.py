@@ -144,9 +144,12 @@ def isolate(grading: GradingRun, state: Submission) -> Submission:
 
 
 def build_programs(grading: GradingRun, state: Submission) -> Submission:
-    """The test executables and speed programs, each task whose isolated build failed built whole."""
+    """The test executables and speed programs, each task whose isolated build failed built whole;
+    beside them the applicability probes, in a folder of their own (after them: 2.3 s more)."""
     assignment, solution, build_dir = grading.assignment, state.solution, state.build_dir
-    with timed(state.seconds, "build"):
+    with timed(state.seconds, "build"), ThreadPoolExecutor(1) as beside:
+        probing = beside.submit(unmet_conditions, assignment, solution, state.job / "probes", student_cmake_args(grading),
+                                grading.sandbox, readable=reference.prebuilt_mains(grading), cache=grading.compile_cache)
         built = build_solution(grading, solution, build_dir, state.isolations)
         built, standing = isolation.whole_where_isolated_failed(
             built, state.isolations, lambda whole_dir, targets: build_solution(grading, solution, whole_dir, {}, targets),
@@ -154,8 +157,7 @@ def build_programs(grading: GradingRun, state: Submission) -> Submission:
         fell_back, whole_build_note = isolation.whole_build_note(assignment, state.isolations, standing)
         if whole_build_note:
             state.progress.note(fell_back, whole_build_note)
-        unmet = unmet_conditions(assignment, solution, build_dir, student_cmake_args(grading), grading.sandbox,
-                                 readable=reference.prebuilt_mains(grading), cache=grading.compile_cache)
+        unmet = probing.result()
         # The runs of the executables built from the student's own code of a probe's question can
         # overrule it (applicability.believed); those of the others, built in part from the
         # reference's or the skeleton's code, cannot.
