@@ -13,9 +13,10 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: builds CUDA code with CMake, about a minute; -m 'not slow' skips it")
 
 
-# CPU-seconds per test: this process's and those of the processes it waited for (compilers and
-# sandboxed runs among them). On a loaded machine, such as CI's two cores with four pieces at
-# once, a test's wall time says more about its neighbours than about its own cost.
+# CPU-seconds per test: this process's and those of the processes it waited for, compilers among
+# them (not the grader's sandboxed steps, reaped outside this tree: .ci/timed). On a loaded
+# machine, such as CI's two cores with four pieces at once, a test's wall time says more about
+# its neighbours than about its own cost.
 _CPU_SECONDS: dict[str, float] = {}
 
 
