@@ -36,6 +36,12 @@ class Grading:
     # The same on the CPU backend, where every CUDA thread is a fiber and every launch runs under
     # several thread orders; None: the CPU backend's time factor (backend.py) times timeout_s.
     cpu_timeout_s: int | None = None
+    # GiB of memory one run of a test executable may hold on the CPU backend, all its processes
+    # together, device memory included (it is host memory there): how soon a run that takes memory
+    # without end is stopped. On a GPU a run keeps the sandbox's 8 GiB of host memory
+    # (sandbox/step.py): the driver holds host memory for what it maps, and under 2 GiB a GPU
+    # run's device allocations failed early. Not the builds': their compilers share their own limit.
+    cpu_run_memory_gib: int = 8
     # Words that must not appear in a student's files or in the symbols of their build (libraries a
     # task forbids), matched as whole words, case-insensitively.
     forbidden: tuple[str, ...] = ()
@@ -259,7 +265,7 @@ def _grading(table: dict) -> Grading:
         {},
         {"hidden_size_ranges": list, "large_size_range": list, "public_share": float, "timeout": int,
          "cpu_timeout": int, "forbidden": list, "sanitizer_penalty": float, "sanitizer_sizes": list,
-         "sanitizer_block_sizes": list, "race_sizes": list, "hidden_visibility": str},
+         "sanitizer_block_sizes": list, "race_sizes": list, "hidden_visibility": str, "cpu_run_memory": int},
     )
     ranges = tuple(_size_range(pair, f"grading.hidden_size_ranges[{index}]")
                    for index, pair in enumerate(table.get("hidden_size_ranges", defaults.hidden_size_ranges)))
@@ -272,6 +278,9 @@ def _grading(table: dict) -> Grading:
     for key, seconds in (("timeout", timeout), ("cpu_timeout", cpu_timeout)):
         if seconds is not None and seconds <= 0:
             raise field_error(f"grading.{key}", f"expected a positive number of seconds, got {seconds}")
+    run_memory = table.get("cpu_run_memory", defaults.cpu_run_memory_gib)
+    if run_memory <= 0:
+        raise field_error("grading.cpu_run_memory", f"expected a positive number of GiB, got {run_memory}")
     forbidden = string_list(table.get("forbidden", []), "grading.forbidden")
     penalty = table.get("sanitizer_penalty", defaults.sanitizer_penalty)
     if not 0 <= penalty <= 1:
@@ -281,7 +290,8 @@ def _grading(table: dict) -> Grading:
     visibility = table.get("hidden_visibility", defaults.hidden_visibility)
     if visibility not in VISIBILITIES:
         raise field_error("grading.hidden_visibility", f"expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
-    return Grading(ranges, large, share, timeout, cpu_timeout, forbidden, penalty, **sizes, hidden_visibility=visibility)
+    return Grading(ranges, large, share, timeout, cpu_timeout, run_memory, forbidden, penalty, **sizes,
+                   hidden_visibility=visibility)
 
 
 def _size_range(pair: object, field: str) -> tuple[int, int]:

@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REAL_ROOT, manifest_text
+from kernellab.grading.run import GradingRun
 from kernellab.manifest import ManifestError, list_assignments, load_assignment
 
 
@@ -112,13 +113,25 @@ def test_manifest_errors_name_the_file_and_the_field(tmp_path: Path, old: str, n
         ("large_size_range = [67108865, 100003565]", "grading.large_size_range: is set, but no task has large_cases"),
         ("large_size_range = [5, 3]", "grading.large_size_range: expected [low, high] with 1 <= low <= high"),
         ("large_size_range = [1, 4294967296]", "grading.large_size_range: expected [low, high]"),
+        ("cpu_run_memory = 0", "grading.cpu_run_memory: expected a positive number of GiB, got 0"),
+        ("cpu_run_memory = 2.5", "grading.cpu_run_memory: expected an int"),
     ],
 )
-def test_a_large_size_range_needs_large_cases_and_a_valid_range(tmp_path: Path, grading: str, message: str):
+def test_grading_values_out_of_range_are_errors_that_name_the_field(tmp_path: Path, grading: str, message: str):
     write_manifest(tmp_path, VALID + f"\n[grading]\n{grading}\n")
     with pytest.raises(ManifestError) as caught:
         load_assignment(tmp_path, "x")
     assert message in caught.value.message
+
+
+def test_a_cpu_backend_runs_memory_is_the_manifests_cpu_run_memory_and_a_gpu_runs_the_sandboxs(tmp_path: Path):
+    # The runs' steps get it: the adversarial suite's host-memory-bomb is stopped at its fixture's 2 GiB.
+    write_manifest(tmp_path, VALID + "\n[grading]\ncpu_run_memory = 3\n")
+    assignment = load_assignment(tmp_path, "x")
+    assert GradingRun(assignment, "cpu", tmp_path / "work", None).run_memory_bytes == 3 << 30
+    assert GradingRun(assignment, "cuda", tmp_path / "work", None).run_memory_bytes == 8 << 30
+    write_manifest(tmp_path, VALID)
+    assert load_assignment(tmp_path, "x").grading.cpu_run_memory_gib == 8
 
 
 def _replace_last(old: str, new: str) -> str:

@@ -69,7 +69,7 @@ def run_group(grading: GradingRun, job: Path, program: Path, tests: str, group: 
     fresh_output(records)
     # The run never sees its records file: the harness writes them to the grader's socket
     # (runner.RECORD_DESCRIPTOR), and the grader writes the file.
-    step = run_step(program, [], gpu=grading.backend.on_gpu)
+    step = run_step(program, [], gpu=grading.backend.on_gpu, memory_bytes=grading.run_memory_bytes)
     with grading.run_slots:
         if grading.deadline.over():
             # No verdict can come of it (out_of_time): the tests stage waits for no run of it.

@@ -20,6 +20,7 @@ from kernellab.grading.resources import GpuLock, GradeSlots, OrderedSlots, run_s
 from kernellab.manifest import Assignment
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.container import ContainerSandbox
+from kernellab.sandbox.step import Step
 
 GROUPS = ("public", "hidden")
 T = TypeVar("T")
@@ -131,6 +132,12 @@ class GradingRun:
         """Seconds one run of a test executable may take: the manifest's for this backend."""
         limits = self.assignment.grading
         return self.backend.timeout_s(limits.timeout_s, limits.cpu_timeout_s)
+
+    @property
+    def run_memory_bytes(self) -> int:
+        """Memory one run of a test executable may hold: the manifest's on the CPU backend, the
+        sandbox's on a GPU."""
+        return Step.memory_bytes if self.backend.on_gpu else self.assignment.grading.cpu_run_memory_gib << 30
 
     @property
     def run_timeout_s(self) -> float:

@@ -70,11 +70,11 @@ def fresh_output(path: Path) -> Path:
     return path
 
 
-def run_step(program: Path, outputs: Iterable[Path], gpu: bool) -> Step:
+def run_step(program: Path, outputs: Iterable[Path], gpu: bool, memory_bytes: int = Step.memory_bytes) -> Step:
     """One run of a built program: it sees itself and writes only its `outputs` (files the
     grader created beforehand), and not the CUDA toolkit's libraries: a program linked with the
     static CUDA runtime needs only the driver, so a `dlopen` of cuBLAS finds nothing."""
-    return Step((program,), tuple(outputs), gpu=gpu, hidden=toolkit_libraries(), ends_at_limit=True)
+    return Step((program,), tuple(outputs), gpu=gpu, memory_bytes=memory_bytes, hidden=toolkit_libraries(), ends_at_limit=True)
 
 
 @functools.cache
