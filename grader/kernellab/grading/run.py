@@ -89,7 +89,7 @@ class GradingRun:
 
     def shared(self, name: str, make: Callable[[], T]) -> T:
         """What the submissions of this run share under `name` (a stage's own state: the race
-        check's run, the reference's speed rounds), made by `make` for the first that asks."""
+        check's run), made by `make` for the first that asks."""
         with self._shared_lock:
             if name not in self._shared:
                 self._shared[name] = make()

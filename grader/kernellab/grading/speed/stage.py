@@ -78,8 +78,6 @@ def add_speed(grading: GradingRun, job: Path, grades: list[TaskGrade], plan: Spe
                     job / "speed",
                     grading.seed,
                     grading.sandbox,
-                    # Shared by the grades of a batch (timing.ReferenceRounds).
-                    grading.shared("reference speed rounds", lambda: timing.ReferenceRounds(grading.assignment.speed)),
                 )
         except timing.SpeedError as error:
             raise GradingError(str(error)) from None

@@ -20,18 +20,17 @@ median of such windows moved a 60-microsecond kernel by up to 80% between runs o
 A case earns speed points only if every timed output's digest equals the reference's for the
 same seed, and never when it claims more bandwidth than a copy of its bytes could have.
 
-In a batch the grades share the reference's rounds (ReferenceRounds): each grade's speed stage
-times the reference anew in one of the ROUNDS rounds, in turn, on every case and baseline, and
-takes the other two from the grades just before it, which ran the same seeds. A grade's
-reference time is then the least of three rounds, as alone, all timed within the last three
-speed stages, and the GPU alone costs a grade one reference run instead of three (on an H100,
-1.6 s each, of the 10.8 s pbb's speed stage took).
+Every reference window that a grade's score uses is timed in that grade's own speed stage, its
+runs alternating with the student's, so that the reference's overhead that bounds the student's
+comes from the same minutes. A batch's grades once shared the reference's rounds (each grade timed
+one anew and took two from the grades before it, saving two reference runs of 1.6 s on an H100):
+a grade's windows were then set against overheads timed while the host was in another state, and
+a host that got busy between two grades cost the second its speed points (test_speed_clock).
 """
 
 import hashlib
 import math
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,38 +110,6 @@ class _Timing:
         return self.net_micros(key, _least(self.overhead.get(key)))
 
 
-class ReferenceRounds:
-    """The reference's rounds of one grading run, shared by its grades' speed stages. Each round
-    times every speed case of the assignment (`cases`) with its baselines at every size, so that
-    any grade can use any round."""
-
-    def __init__(self, cases: Sequence[SpeedCase]):
-        self.names = [*_names(cases), *_baselines(cases)]
-        self.sizes = _sizes(cases)
-        self._served: dict[int, list[Served]] = {}
-        self._grades = 0
-        self._lock = threading.Lock()
-
-    def next_turn(self) -> int:
-        """The round that the grade starting its speed stage now times anew."""
-        with self._lock:
-            self._grades += 1
-            return (self._grades - 1) % ROUNDS
-
-    def round(self, round_number: int, anew: bool, time_round: Callable[[], list[Served]]) -> list[Served]:
-        """The reference's runs of `round_number`: `time_round()`'s where `anew` or none is kept,
-        else the kept ones. Runs with a problem are never kept."""
-        with self._lock:
-            kept = None if anew else self._served.get(round_number)
-        if kept is not None:
-            return kept
-        served = time_round()
-        if not any(run.problem for run in served):
-            with self._lock:
-                self._served[round_number] = served
-        return served
-
-
 def repetition_seed(run_seed: int, round_number: int, case: str, size: int, repetition: int) -> int:
     """The seed of one repetition's input: secret with the run's seed, new for every repetition."""
     text = f"{run_seed}/{round_number}/{case}/{size}/{repetition}".encode()
@@ -185,40 +152,31 @@ def not_measured(case: SpeedCase, why: str) -> list[SpeedResult]:
 
 def measure(
     cases: Sequence[SpeedCase], student_programs: Mapping[str, Path], reference_program: Path, work: Path, seed: int,
-    sandbox: Sandbox | None, shared: ReferenceRounds | None = None,
+    sandbox: Sandbox | None,
 ) -> list[SpeedResult]:
     """Each of `cases` at each of its sizes, timed and scored; both sides run in `sandbox` (when
     given), so that neither side's timing has a cost the other has not. `student_programs`: per
-    case name, the student's program that times it (a task judged on its own functions has its own);
-    `shared`: the grading run's reference rounds, which the first ROUNDS rounds use (see above)."""
+    case name, the student's program that times it (a task judged on its own functions has its own)."""
     work.mkdir(parents=True, exist_ok=True)
     student = _Timing.empty()
     reference = _Timing.empty()
     sizes, names, baselines = _sizes(cases), _names(cases), _baselines(cases)
-    turn = shared.next_turn() if shared else None
 
-    def serve_all(side: str, round_number: int, runs: dict[Path, list[str]], run_sizes: list[int]) -> list[Served]:
+    def serve_all(side: str, round_number: int, runs: dict[Path, list[str]]) -> list[Served]:
         orders = _orders(seed, round_number)
-        return [serve(program, run_names, run_sizes, orders, work / f"{side}-{round_number}{f'-{index}' if index else ''}.log",
+        return [serve(program, run_names, sizes, orders, work / f"{side}-{round_number}{f'-{index}' if index else ''}.log",
                       RUN_TIMEOUT_S, sandbox) for index, (program, run_names) in enumerate(runs.items())]
-
-    def reference_round(round_number: int, timed: set[str]) -> list[Served]:
-        """The reference's runs, with its baselines; of every case and size where rounds are shared."""
-        if shared is None or round_number >= ROUNDS:
-            return serve_all("reference", round_number, {reference_program: [*sorted(timed), *baselines]}, sizes)
-        return shared.round(round_number, round_number == turn, lambda: serve_all(
-            "reference", round_number, {reference_program: shared.names}, shared.sizes))
 
     def time_round(round_number: int, timed: set[str]) -> None:
         """Both sides on the cases named `timed`, the reference with its baselines too."""
         student_runs: dict[Path, list[str]] = {}
         for name in sorted(timed):
             student_runs.setdefault(student_programs[name], []).append(name)
+        reference_runs = {reference_program: [*sorted(timed), *baselines]}
         # Alternate which side goes first, so a drift in clocks favours neither.
-        sides = [(reference, lambda: reference_round(round_number, timed)),
-                 (student, lambda: serve_all("student", round_number, student_runs, sizes))]
-        for timing, runs in sides if round_number % 2 == 0 else reversed(sides):
-            for served in runs():
+        sides = [(reference, "reference", reference_runs), (student, "student", student_runs)]
+        for timing, side, runs in sides if round_number % 2 == 0 else reversed(sides):
+            for served in serve_all(side, round_number, runs):
                 timing.add(served)
 
     def scores() -> list[SpeedResult]:
