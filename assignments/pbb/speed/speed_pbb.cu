@@ -69,7 +69,7 @@ SpeedCase deviceMemcpy(uint64_t n) {
 /** About one segment start in `mean_segment` elements, from the seed, made on the device: 2^28 host draws take seconds. */
 __global__ void fillFlags(char* flags, uint64_t n, uint64_t seed, uint32_t mean_segment) {
     for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
-        flags[i] = kernellab::detail::mix64(i ^ kernellab::detail::mix64(~seed)) % mean_segment == 0;
+        flags[i] = kernellab::detail::below(kernellab::detail::streamWord(~seed, i), mean_segment) == 0;
     }
 }
 
