@@ -197,8 +197,7 @@ def test_a_host_that_got_busy_between_two_grades_costs_the_second_grade_nothing(
     # From the second grade on, every window of both programs waits 0.2 s more (a host busy with
     # other grades). Each grade times the reference in its own stage, alternating with the student,
     # so both sides meet the same host. Reference windows kept from the first, quiet grade would set
-    # the second's busy windows against a quiet overhead: the control of the adversarial suite's
-    # batch lost speed points that way on an H100.
+    # the second's busy windows against a quiet overhead and take all its speed points.
     busy = tmp_path / "busy"
     waits_when_busy = (f"import pathlib\nBUSY_S = float(pathlib.Path({str(busy)!r}).read_text() or 0)\n"
                        "def answer(kind, seed):\n    time.sleep(BUSY_S)\n    return digest(seed)")
