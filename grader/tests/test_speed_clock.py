@@ -5,14 +5,17 @@ honestly or not: no GPU is needed to see what the grader measures and what it re
 """
 
 import hashlib
+import os
 import stat
 import sys
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from kernellab.grading.speed import timing
+from kernellab.grading.speed import clock, timing
 from kernellab.grading.speed.clock import OVERHEAD, TIME, serve
 from kernellab.manifest import SpeedCase
 
@@ -81,6 +84,25 @@ def test_the_grader_times_each_call_with_its_own_clock(tmp_path):
     overhead = [repetition for repetition in served.repetitions if repetition.kind == OVERHEAD]
     assert all(repetition.micros < 20_000 for repetition in overhead)
     assert [repetition.digest for repetition in timed[:2]] == [expected_digest(11), expected_digest(12)]
+
+
+def test_the_clock_waits_for_a_reply_awake():
+    # Asleep in select(), the clock was woken some time after a reply, inside the window, and how
+    # long differed from one run to the next (docs/performance.md): it spins instead. A wait asleep
+    # costs no CPU time; one awake costs its share of a core even on a busy machine.
+    read_end, write_end = os.pipe()
+    reply = threading.Timer(1.0, os.write, (write_end, b"done 0123\n"))
+    reply.start()
+    cpu_before = time.thread_time()
+    try:
+        said = clock._Replies(read_end, time.monotonic() + 60).expect("done")
+    finally:
+        reply.join()
+        os.close(read_end)
+        os.close(write_end)
+    cpu_s = time.thread_time() - cpu_before
+    assert said == ["0123"]
+    assert cpu_s >= 0.05, f"the clock's thread used {cpu_s:.3f} CPU-s over a wait of 1 s"
 
 
 def test_a_program_that_works_before_the_clock_starts_cannot_know_the_input(tmp_path):
