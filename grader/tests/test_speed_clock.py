@@ -86,23 +86,34 @@ def test_the_grader_times_each_call_with_its_own_clock(tmp_path):
     assert [repetition.digest for repetition in timed[:2]] == [expected_digest(11), expected_digest(12)]
 
 
-def test_the_clock_waits_for_a_reply_awake():
+@pytest.mark.parametrize("awake", [True, False])
+def test_the_clock_waits_for_a_reply_awake_or_asleep_as_told(awake):
     # Asleep in select(), the clock was woken some time after a reply, inside the window, and how
-    # long differed from one run to the next (docs/performance.md): it spins instead. A wait asleep
-    # costs no CPU time; one awake costs its share of a core even on a busy machine.
+    # long differed from one run to the next (docs/performance.md): with a CPU for each side it
+    # spins. A wait awake costs its share of a core even on a busy machine; one asleep, none.
     read_end, write_end = os.pipe()
     reply = threading.Timer(1.0, os.write, (write_end, b"done 0123\n"))
     reply.start()
     cpu_before = time.thread_time()
     try:
-        said = clock._Replies(read_end, time.monotonic() + 60).expect("done")
+        said = clock._Replies(read_end, time.monotonic() + 60, awake).expect("done")
     finally:
         reply.join()
         os.close(read_end)
         os.close(write_end)
     cpu_s = time.thread_time() - cpu_before
     assert said == ["0123"]
-    assert cpu_s >= 0.05, f"the clock's thread used {cpu_s:.3f} CPU-s over a wait of 1 s"
+    assert cpu_s >= 0.05 if awake else cpu_s < 0.01, f"the clock's thread used {cpu_s:.3f} CPU-s over a wait of 1 s"
+
+
+@pytest.mark.parametrize(("cpus", "wait"), [(1, "sleep"), (2, "spin"), (16, "spin")])
+def test_the_program_waits_awake_where_each_side_has_a_cpu_and_asleep_on_one(tmp_path, monkeypatch, cpus, wait):
+    # On one CPU the clock and the program would spin in turns of the scheduler's time slices.
+    monkeypatch.setattr(clock, "available_cpus", lambda: cpus)
+    told = "print('told to wait:', options['--wait'], flush=True)\n" + HONEST
+    served = serve(program(tmp_path, told), ["map"], [64], orders, tmp_path / "log", 60, None)
+    assert served.problem == ""
+    assert f"told to wait: {wait}" in (tmp_path / "log").read_text()
 
 
 def test_a_program_that_works_before_the_clock_starts_cannot_know_the_input(tmp_path):

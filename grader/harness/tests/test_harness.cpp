@@ -1,12 +1,44 @@
 // The harness's own tests: they need no GPU and run everywhere, CI included.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <fcntl.h>
+#include <unistd.h>
 #include "kernellab/catch.hpp"
 #include "kernellab/compare.hpp"
+#include "kernellab/grader_commands.hpp"
 #include "kernellab/inputs.hpp"
 
 using namespace kernellab;
+
+namespace {
+
+/** A pipe whose read end is non-blocking, as a speed program makes the grader's. */
+struct CommandPipe {
+    int ends[2] = {-1, -1};
+    CommandPipe() {
+        REQUIRE(pipe(ends) == 0);
+        REQUIRE(fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK) == 0);
+    }
+    ~CommandPipe() {
+        close(ends[0]);
+        if (ends[1] != -1) { close(ends[1]); }
+    }
+    void write(const std::string& text) const { REQUIRE(::write(ends[1], text.data(), text.size()) == ssize_t(text.size())); }
+    void closeWriteEnd() { close(ends[1]); ends[1] = -1; }
+};
+
+double threadCpuSeconds() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
+}
+
+}  // namespace
 
 TEST_CASE("whereIs names the block, warp and lane that own an element", "[harness]") {
     CHECK(whereIs(0, Layout{256, 256}) == "block 0, warp 0, lane 0 (thread 0)");
@@ -110,4 +142,41 @@ TEST_CASE("randomFloats is reproducible from its seed and stays in its range", "
     CHECK(randomFloats(n, 7, -1.0f, 1.0f) == randomFloats(n, 7, -1.0f, 1.0f));
     const auto values = randomFloats(n, 3, 0.5f, 1.0f);
     CHECK(std::all_of(values.begin(), values.end(), [](float v) { return v >= 0.5f && v < 1.0f; }));
+}
+
+TEST_CASE("GraderCommands gives each whole line, however the grader's writes split it, then \"\" once it has gone", "[harness]") {
+    const bool spin = GENERATE(true, false);
+    CAPTURE(spin);
+    CommandPipe commands;
+    GraderCommands reader(commands.ends[0], spin);
+    commands.write("time 12\nover");
+    CHECK(reader.next() == "time 12");
+    std::thread grader([&commands] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        commands.write("head 34\nnext\n");
+        commands.closeWriteEnd();
+    });
+    CHECK(reader.next() == "overhead 34");
+    grader.join();
+    CHECK(reader.next() == "next");
+    CHECK(reader.next().empty());
+}
+
+TEST_CASE("GraderCommands waits for a late command awake when told to spin, and asleep otherwise", "[harness]") {
+    const bool spin = GENERATE(true, false);
+    CAPTURE(spin);
+    CommandPipe commands;
+    GraderCommands reader(commands.ends[0], spin);
+    std::thread grader([&commands] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        commands.write("next\n");
+    });
+    const double before = threadCpuSeconds();
+    const std::string command = reader.next();
+    const double cpuSeconds = threadCpuSeconds() - before;
+    grader.join();
+    CAPTURE(cpuSeconds);
+    CHECK(command == "next");
+    // Awake, the wait costs its share of a core even on a busy machine; asleep, next to nothing.
+    CHECK((spin ? cpuSeconds >= 0.025 : cpuSeconds < 0.005));
 }

@@ -1,7 +1,7 @@
 // The speed program of an assignment: named cases that the grader times with its own clock,
 // against the reference's and the baselines' (a copy kernel, CUB) on the same GPU.
 //
-//   <id>_speed --cases A,B,... --sizes N,M,... --commands FD --replies FD [--warmup W]
+//   <id>_speed --cases A,B,... --sizes N,M,... --commands FD --replies FD [--warmup W] [--wait spin|sleep]
 //
 // The program never measures time: what a process running student code writes could be forged
 // (timing lines appended at exit, say). It obeys the grader over two pipes instead. For each size,
@@ -19,7 +19,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,10 +29,10 @@
 #include <string>
 #include <vector>
 #include <fcntl.h>
-#include <unistd.h>
 #include <cuda_runtime.h>
 #include "kernellab/cuda_check.hpp"
 #include "kernellab/device_buffer.hpp"
+#include "kernellab/grader_commands.hpp"
 
 namespace kernellab {
 
@@ -135,37 +134,6 @@ inline void fillInts(int32_t* values, uint64_t count, uint64_t seed, int32_t spa
 
 namespace detail {
 
-/** The grader's commands, read from a non-blocking pipe. */
-class Commands {
-public:
-    explicit Commands(int descriptor) : descriptor_(descriptor) {}
-
-    /** The next command, without its newline; "" once the grader has gone. It waits awake,
-     *  spinning: the grader's clock runs from the command's sending, so a wake-up from sleep
-     *  would fall inside the window (the grader's clock waits awake too: clock.py). */
-    std::string next() {
-        for (;;) {
-            const size_t end = pending_.find('\n');
-            if (end != std::string::npos) {
-                std::string line = pending_.substr(0, end);
-                pending_.erase(0, end + 1);
-                return line;
-            }
-            char block[256];
-            const ssize_t got = ::read(descriptor_, block, sizeof block);
-            if (got > 0) {
-                pending_.append(block, size_t(got));
-            } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-                return "";
-            }
-        }
-    }
-
-private:
-    int descriptor_;
-    std::string pending_;
-};
-
 inline void reply(std::FILE* replies, const std::string& line) {
     std::fputs((line + "\n").c_str(), replies);
     std::fflush(replies);
@@ -177,7 +145,7 @@ constexpr uint64_t kWarmupSeed = 0x5eed0000;
 }  // namespace detail
 
 /** Serves the grader's repetitions of one case at one size until it says `next` (see above). */
-inline void serveCase(detail::Commands& commands, std::FILE* replies, const std::string& name, uint64_t size, SpeedCase& timed,
+inline void serveCase(GraderCommands& commands, std::FILE* replies, const std::string& name, uint64_t size, SpeedCase& timed,
                       uint32_t warmup, DeviceBuffer<char>& flush) {
     for (uint32_t i = 0; i < warmup; i++) {
         timed.prepare(detail::kWarmupSeed + i);
@@ -209,10 +177,10 @@ inline void serveCase(detail::Commands& commands, std::FILE* replies, const std:
 
 /** The main of a speed program: serves every named case at every size, as the grader says. */
 inline int speedMain(int argc, char* argv[], const std::map<std::string, SpeedCaseMaker>& cases) {
-    std::map<std::string, std::string> options{{"--warmup", "3"}};
+    std::map<std::string, std::string> options{{"--warmup", "3"}, {"--wait", "spin"}};
     for (int i = 1; i + 1 < argc; i += 2) { options[argv[i]] = argv[i + 1]; }
     if (!options.count("--cases") || !options.count("--sizes") || !options.count("--commands") || !options.count("--replies")) {
-        std::fprintf(stderr, "usage: %s --cases A,B --sizes N,M --commands FD --replies FD [--warmup W]\n"
+        std::fprintf(stderr, "usage: %s --cases A,B --sizes N,M --commands FD --replies FD [--warmup W] [--wait spin|sleep]\n"
                              "(run by the grader, which times the cases; `kernellab test` prints a table)\ncases:", argv[0]);
         for (const auto& entry : cases) { std::fprintf(stderr, " %s", entry.first.c_str()); }
         std::fprintf(stderr, "\n");
@@ -233,7 +201,7 @@ inline int speedMain(int argc, char* argv[], const std::map<std::string, SpeedCa
         std::fprintf(stderr, "the grader's pipes (--commands, --replies) are not open\n");
         return 2;
     }
-    detail::Commands commands(commandsDescriptor);
+    GraderCommands commands(commandsDescriptor, options["--wait"] != "sleep");
     // The device too is waited for awake (CUDA's default only while a process has fewer contexts
     // than the machine has cores); a program that made its context before this keeps its own.
     if (cudaSetDeviceFlags(cudaDeviceScheduleSpin) != cudaSuccess) { (void)cudaGetLastError(); }

@@ -11,6 +11,7 @@ only channel to the grader, passed as two descriptors; what the program prints g
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 from kernellab import PACKAGE_PARENT, runner
+from kernellab.cpus import available_cpus
 from kernellab.sandbox.bubblewrap import Sandbox
 from kernellab.sandbox.step import run_step
 
@@ -53,25 +55,34 @@ class _Ended(Exception):
     """The program stopped obeying: it ended, said something else, or took too long."""
 
 
-class _Replies:
-    """The program's replies, waited for awake: asleep in select(), the clock woke some time after
-    each reply, and that time fell inside the window. On an H100, waiting awake here and in the
-    harness (speed.hpp) made pbb's overhead windows 20 to 50 us shorter and halved their spread
-    between a grade's runs (docs/performance.md). It costs a core while a speed program runs, one
-    grade's at a time."""
+def waits_awake() -> bool:
+    """Whether the clock and the program wait for each other awake, each spinning on a core of its
+    own: asleep in select(), the clock woke some time after each reply, and that time fell inside
+    the window. On an H100, waiting awake made pbb's overhead windows 20 to 50 us shorter and halved
+    their spread between a grade's runs (docs/performance.md). With one CPU the two would spin in
+    turns of the scheduler's time slices, milliseconds each, so there they wait asleep."""
+    return available_cpus() >= 2
 
-    def __init__(self, descriptor: int, deadline: float):
+
+class _Replies:
+    """The program's replies, read awake (spinning) or asleep (select()), as `waits_awake` says."""
+
+    def __init__(self, descriptor: int, deadline: float, awake: bool):
         os.set_blocking(descriptor, False)
         self._descriptor = descriptor
         self._deadline = deadline
+        self._awake = awake
         self._buffer = b""
 
     def line(self) -> str:
         while b"\n" not in self._buffer:
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise _Ended("a reply longer than the harness ever writes")
-            if time.monotonic() >= self._deadline:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
                 raise _Ended("no reply before the time limit")
+            if not self._awake:
+                select.select([self._descriptor], [], [], remaining)
             try:
                 block = os.read(self._descriptor, MAX_REPLY_BYTES)
             except BlockingIOError:
@@ -102,7 +113,8 @@ def serve(
     case's repetitions being `orders(case, size)`: (TIME or OVERHEAD, seed) pairs. The clock runs
     in a process of its own (`python -m kernellab.grading.speed.clock`), where no thread of the grader's
     (another grade's, in a batch) can hold it up."""
-    plan = {"cases": list(cases), "sizes": list(sizes), "timeout_s": timeout_s,
+    awake = waits_awake()
+    plan = {"cases": list(cases), "sizes": list(sizes), "timeout_s": timeout_s, "awake": awake,
             "orders": {f"{case} {size}": orders(case, size) for size in sizes for case in cases}}
     commands_read, commands_write = os.pipe()
     replies_read, replies_write = os.pipe()
@@ -119,7 +131,7 @@ def serve(
         clock.stdin.write(json.dumps(plan).encode())
         clock.stdin.close()
         command = [str(program), "--cases", ",".join(cases), "--sizes", ",".join(map(str, sizes)),
-                   "--commands", str(commands_read), "--replies", str(replies_write)]
+                   "--commands", str(commands_read), "--replies", str(replies_write), "--wait", "spin" if awake else "sleep"]
         ran = runner.run_program(command, cwd=log.parent, timeout_s=timeout_s, sandbox=sandbox, step=run_step(program, [], gpu=True),
                          pass_fds=(commands_read, replies_write))
     finally:
@@ -151,7 +163,7 @@ def _served(answer: bytes) -> Served:
 def _clock(commands: int, replies_from: int, plan: dict) -> Served:
     """The clock's process: drive the program through `plan`, time each repetition."""
     served = Served()
-    replies = _Replies(replies_from, time.monotonic() + plan["timeout_s"])
+    replies = _Replies(replies_from, time.monotonic() + plan["timeout_s"], plan["awake"])
     try:
         for size in plan["sizes"]:
             for case in plan["cases"]:
