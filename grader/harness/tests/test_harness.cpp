@@ -6,7 +6,6 @@
 #include <ctime>
 #include <string>
 #include <thread>
-#include <fcntl.h>
 #include <unistd.h>
 #include "kernellab/catch.hpp"
 #include "kernellab/compare.hpp"
@@ -17,13 +16,10 @@ using namespace kernellab;
 
 namespace {
 
-/** A pipe whose read end is non-blocking, as a speed program makes the grader's. */
+/** A pipe, as the grader's to a speed program. */
 struct CommandPipe {
     int ends[2] = {-1, -1};
-    CommandPipe() {
-        REQUIRE(pipe(ends) == 0);
-        REQUIRE(fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK) == 0);
-    }
+    CommandPipe() { REQUIRE(pipe(ends) == 0); }
     ~CommandPipe() {
         close(ends[0]);
         if (ends[1] != -1) { close(ends[1]); }
@@ -149,6 +145,7 @@ TEST_CASE("GraderCommands gives each whole line, however the grader's writes spl
     CAPTURE(spin);
     CommandPipe commands;
     GraderCommands reader(commands.ends[0], spin);
+    REQUIRE(reader.open());
     commands.write("time 12\nover");
     CHECK(reader.next() == "time 12");
     std::thread grader([&commands] {
@@ -179,4 +176,10 @@ TEST_CASE("GraderCommands waits for a late command awake when told to spin, and 
     CHECK(command == "next");
     // Awake, the wait costs its share of a core even on a busy machine; asleep, next to nothing.
     CHECK((spin ? cpuSeconds >= 0.025 : cpuSeconds < 0.005));
+}
+
+TEST_CASE("GraderCommands on a descriptor that is not open says so", "[harness]") {
+    CommandPipe commands;
+    CHECK(GraderCommands(commands.ends[0], true).open());
+    CHECK_FALSE(GraderCommands(-1, true).open());
 }

@@ -5,18 +5,25 @@
 
 #include <cerrno>
 #include <string>
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
 namespace kernellab {
 
-/** The grader's commands from `descriptor`, which the caller has made non-blocking. */
+/** The grader's commands from `descriptor`, which it makes non-blocking. */
 class GraderCommands {
 public:
     /** `spin`: wait for a command awake, spinning, as the grader says (`--wait spin`, on a machine
      *  of two CPUs or more). The grader's clock runs from the command's sending, so a wake-up from
      *  sleep would fall inside the window; the grader's clock waits the same way (clock.py). */
-    GraderCommands(int descriptor, bool spin) : descriptor_(descriptor), spin_(spin) {}
+    GraderCommands(int descriptor, bool spin) : descriptor_(descriptor), spin_(spin) {
+        const int flags = fcntl(descriptor, F_GETFL);
+        open_ = flags != -1 && fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) != -1;
+    }
+
+    /** Whether `descriptor` was an open file that could be made non-blocking. */
+    bool open() const { return open_; }
 
     /** The next command, without its newline; "" once the grader has gone. */
     std::string next() {
@@ -43,6 +50,7 @@ public:
 private:
     int descriptor_;
     bool spin_;
+    bool open_ = false;
     std::string pending_;
 };
 

@@ -28,7 +28,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-#include <fcntl.h>
 #include <cuda_runtime.h>
 #include "kernellab/cuda_check.hpp"
 #include "kernellab/device_buffer.hpp"
@@ -194,14 +193,12 @@ inline int speedMain(int argc, char* argv[], const std::map<std::string, SpeedCa
         }
     }
     const uint32_t warmup = uint32_t(std::strtoul(options["--warmup"].c_str(), nullptr, 10));
-    const int commandsDescriptor = std::atoi(options["--commands"].c_str());
-    const int commandsFlags = fcntl(commandsDescriptor, F_GETFL);
+    GraderCommands commands(std::atoi(options["--commands"].c_str()), options["--wait"] != "sleep");
     std::FILE* replies = fdopen(std::atoi(options["--replies"].c_str()), "w");
-    if (commandsFlags == -1 || fcntl(commandsDescriptor, F_SETFL, commandsFlags | O_NONBLOCK) == -1 || replies == nullptr) {
+    if (!commands.open() || replies == nullptr) {
         std::fprintf(stderr, "the grader's pipes (--commands, --replies) are not open\n");
         return 2;
     }
-    GraderCommands commands(commandsDescriptor, options["--wait"] != "sleep");
     // The device too is waited for awake (CUDA's default only while a process has fewer contexts
     // than the machine has cores); a program that made its context before this keeps its own.
     if (cudaSetDeviceFlags(cudaDeviceScheduleSpin) != cudaSuccess) { (void)cudaGetLastError(); }
