@@ -13,7 +13,8 @@ holds (`grade`, `batch`, `serve`), either signal makes the grader SIGKILL
   uid's processes (sandbox/container.py); these also hold what left the grader's tree (an
   orphan of a run);
 - every descendant of the grader, found in /proc: the tools it runs itself, and everything
-  below its children (bubblewrap's sandboxes);
+  below its children (bubblewrap's sandboxes); and every process of a session that a descendant
+  leads, which holds a run's orphans before the run's ender is registered;
 
 until none of them is left, then exit at once with status 128 + the signal's number (os._exit),
 so that no thread goes on to judge a run the stop killed (as a crash), write that grade or start
@@ -134,6 +135,7 @@ def _stop(number: int, frame: object, note: str) -> None:
     _stopping.set()
     try:
         deadline = time.monotonic() + KILL_FOR_S
+        sessions: set[int] = set()
         while True:
             for end in list(_enders):
                 try:
@@ -141,7 +143,7 @@ def _stop(number: int, frame: object, note: str) -> None:
                 except OSError:
                     pass
             kill_processes_of(set(_step_uids))
-            left = _kill_descendants()
+            left = _kill_descendants(sessions)
             if not left or time.monotonic() > deadline:
                 break
             time.sleep(_KILL_ROUND_S)
@@ -154,18 +156,25 @@ def _stop(number: int, frame: object, note: str) -> None:
         os._exit(128 + number)
 
 
-def _kill_descendants() -> int:
-    """SIGKILL every live descendant of this process; how many there were."""
+def _kill_descendants(sessions: set[int]) -> int:
+    """SIGKILL every live descendant of this process, and every live process of a session that a
+    descendant leads (a run's, started in a session of its own: runner.py) or led in an earlier
+    round (`sessions`, which this adds to); how many there were. The sessions hold a run's orphans
+    (a child it forked and left) even when the stop comes before the thread that started the run
+    has registered its ender: CI once saw such an orphan live on past the stop."""
     children: dict[int, list[int]] = {}
+    session_of: dict[int, int] = {}
     alive = set()
     for pid in _pids():
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue
-        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after its last ')'.
-        state, parent = stat[stat.rindex(")") + 2 :].split(" ", 2)[:2]
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses, so split
+        # after its last ')'.
+        state, parent, _group, session = stat[stat.rindex(")") + 2 :].split(" ", 4)[:4]
         children.setdefault(int(parent), []).append(pid)
+        session_of[pid] = int(session)
         if state not in ("Z", "X"):
             alive.add(pid)
     found, unwalked = [], [os.getpid()]
@@ -173,10 +182,11 @@ def _kill_descendants() -> int:
         below = children.get(unwalked.pop(), [])
         found += below
         unwalked += below
-    for pid in found:
-        if pid in alive:
-            _kill(pid)
-    return len(alive.intersection(found))
+    sessions.update(pid for pid in found if session_of[pid] == pid)
+    doomed = alive.intersection(found) | {pid for pid in alive if session_of[pid] in sessions}
+    for pid in doomed:
+        _kill(pid)
+    return len(doomed)
 
 
 def _pids() -> list[int]:

@@ -203,6 +203,26 @@ def test_a_stopped_grade_ends_every_process_it_started(tmp_path, grader, sandbox
     assert not (out / reports.GRADE_FILE).exists()
 
 
+# A run started in a session of its own, whose ender is not registered yet: the moment between
+# runner.py's Popen and its ended_on_stop, where CI once saw a stop leave the run's orphan alive.
+RUN_BEFORE_ITS_ENDER = """
+import subprocess, sys, threading
+sys.path.insert(0, {grader!r})
+from kernellab import stopping
+with stopping.stop_on_signals():
+    subprocess.Popen([{program!r}, {marker!r} + "1"], start_new_session=True)
+    threading.Event().wait()
+"""
+
+
+def test_a_stop_ends_the_orphans_of_a_run_whose_ender_was_not_registered_yet(grader):
+    script = RUN_BEFORE_ITS_ENDER.format(grader=str(REAL_ROOT / "grader"), program=str(grader.program), marker=grader.marker)
+    grader.start([sys.executable, "-c", script])
+    grader.wait_until_hanging({"1": SLEEPERS_PER_RUN})
+    status, stderr = grader.stop(signal.SIGTERM)
+    assert status == 128 + signal.SIGTERM, stderr
+
+
 def test_a_stopped_service_ends_every_process_it_started(tmp_path, grader):
     token = tmp_path / "token"
     token.write_text("secret\n")
