@@ -1,43 +1,62 @@
 """The GPU lock of a batch: correctness runs share the GPU, a speed measurement or a run confirmed
-alone has it alone, and an exclusive holder that waits is not starved by later shared ones. And a
+alone has it alone, and an exclusive holder that waits is not starved by later shared ones. Runs
+hold it run by run, so that a measurement waits for the runs in flight, not for whole stages. And a
 batch's grade slots: a grade waiting for the GPU alone leaves its share of the cores to another."""
 
 import threading
 import time
+from pathlib import Path
 
+from kernellab.grading.groups import run_group, run_groups
 from kernellab.grading.resources import GpuLock, GradeSlots
 from kernellab.grading.run import GradingRun
+from kernellab.grading.targets import executable
 from kernellab.manifest import load_assignment
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 
 
-def test_a_waiting_exclusive_holder_goes_before_shared_holders_that_came_after_it(tmp_path):
-    lock = GpuLock(tmp_path / "gpu.lock")
+def holders_in_order(lock: GpuLock, asking: list[tuple[str, str]]) -> list[str]:
+    """The order in which `asking` (name, "shared" or "exclusive"), each asking 0.3 s after the one
+    before while a run in flight holds the GPU shared, held the lock once that run ended."""
     done: list[str] = []
-    first_holds, first_may_end = threading.Event(), threading.Event()
+    run_holds, run_may_end = threading.Event(), threading.Event()
 
-    def first_shared() -> None:
+    def run_in_flight() -> None:
         with lock.shared():
-            first_holds.set()
-            first_may_end.wait(10)
-            done.append("first shared")
+            run_holds.set()
+            run_may_end.wait(10)
 
-    def hold(kind: str) -> None:
+    def hold(name: str, kind: str) -> None:
         with getattr(lock, kind)():
-            done.append(kind)
+            done.append(name)
+            time.sleep(0.05)
 
-    threads = [threading.Thread(target=first_shared)]
+    threads = [threading.Thread(target=run_in_flight)]
     threads[0].start()
-    first_holds.wait(10)
-    for kind in ("exclusive", "shared"):
-        threads.append(threading.Thread(target=hold, args=(kind,)))
+    run_holds.wait(10)
+    for name, kind in asking:
+        threads.append(threading.Thread(target=hold, args=(name, kind)))
         threads[-1].start()
-        time.sleep(0.3)  # the exclusive holder is waiting before the later shared one asks
-    assert done == [], "a shared holder got in while the first still held the lock and an exclusive one waited"
-    first_may_end.set()
+        time.sleep(0.3)
+    assert done == [], "a holder got in while the run in flight held the GPU shared and a measurement waited"
+    run_may_end.set()
     for thread in threads:
         thread.join(10)
-    assert done == ["first shared", "exclusive", "shared"]
+    return done
+
+
+def test_a_waiting_exclusive_holder_goes_before_shared_holders_that_came_after_it(tmp_path):
+    assert holders_in_order(GpuLock(tmp_path / "gpu.lock"), [("measurement", "exclusive"), ("later run", "shared")]) == [
+        "measurement", "later run"]
+
+
+def test_grades_waiting_for_the_gpu_alone_have_it_in_turn_in_one_drain(tmp_path):
+    # Each wait for the GPU alone drains it of the runs in flight: a shared run let in between two
+    # measurements queued together would cost the second a drain of its own.
+    asking = [("first measurement", "exclusive"), ("later run", "shared"),
+              ("second measurement", "exclusive"), ("third measurement", "exclusive")]
+    assert holders_in_order(GpuLock(tmp_path / "gpu.lock"), asking) == [
+        "first measurement", "second measurement", "third measurement", "later run"]
 
 
 def test_shared_holders_hold_the_gpu_together(tmp_path):
@@ -167,3 +186,52 @@ def test_the_gpu_alone_of_a_grading_run_leaves_the_grades_slot_while_it_waits_an
     for thread in threads:
         thread.join(10)
     assert while_on_the_gpu == [True]
+
+
+def logging_program(tmp_path: Path, run: GradingRun, name: str) -> Path:
+    """A test executable standing in: it logs its start and end around a sleep of 0.4 s."""
+    program = executable(tmp_path / "job" / "build", run.assignment.id, name)
+    program.parent.mkdir(parents=True, exist_ok=True)
+    program.write_text(f"#!/bin/sh\necho start >> {tmp_path}/log\nsleep 0.4\necho end >> {tmp_path}/log\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_a_measurement_waits_for_the_runs_in_flight_not_for_the_rest_of_a_tests_stage(tmp_path):
+    # Held for a whole stage, each wait for the GPU alone outlasted the tests and sanitizers of
+    # every grade in flight, up to a minute each in a batch of sixteen, with no new run let in.
+    run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), "cpu", tmp_path / "work", sandbox=None, seed=1)
+    run.gpu_lock, run.run_slots = GpuLock(tmp_path / "gpu.lock"), threading.BoundedSemaphore(1)
+    programs = {name: logging_program(tmp_path, run, name) for name in ("first", "second")}
+    stage = threading.Thread(target=run_groups, args=(run, tmp_path / "job", programs))
+    stage.start()
+    while not (tmp_path / "log").exists():
+        time.sleep(0.01)
+    with run.gpu_alone():
+        with open(tmp_path / "log", "a") as log:
+            log.write("measured\n")
+    stage.join(10)
+    # Four runs, one slot: the measurement came after the one run in flight, before the other three.
+    assert (tmp_path / "log").read_text().split() == ["start", "end", "measured"] + ["start", "end"] * 3
+
+
+def test_a_run_confirmed_alone_needs_no_slot_from_the_runs_that_wait_for_it(tmp_path):
+    run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), "cpu", tmp_path / "work", sandbox=None, seed=1)
+    run.gpu_lock, run.run_slots = GpuLock(tmp_path / "gpu.lock"), threading.BoundedSemaphore(1)
+    program = logging_program(tmp_path, run, "saxpy")
+    confirmed = threading.Event()
+
+    def confirms_alone() -> None:
+        with run.gpu_alone():
+            waiting.start()
+            time.sleep(0.3)  # the other run has taken the one slot and waits for the GPU
+            run_group(run, tmp_path / "job", program, "saxpy", "public")
+            confirmed.set()
+
+    waiting = threading.Thread(target=run_group, args=(run, tmp_path / "job", program, "saxpy", "hidden"))
+    alone = threading.Thread(target=confirms_alone)
+    alone.start()
+    assert confirmed.wait(10), "the run alone waited for a slot that a run waiting for the GPU held"
+    for thread in (alone, waiting):
+        thread.join(10)
+    assert (tmp_path / "log").read_text().split() == ["start", "end"] * 2

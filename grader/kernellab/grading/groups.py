@@ -57,7 +57,7 @@ def run_groups(grading: GradingRun, job: Path, programs: Programs, not_applicabl
     at once on the shared GPU; `not_applicable`: what the submission's code does not promise
     (applicability.py)."""
     runnable = [(tests, group) for group in grading.active_groups() for tests in programs]
-    with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+    with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         return list(pool.map(lambda key: run_group(grading, job, programs[key[0]], *key, not_applicable), runnable))
 
 
@@ -70,7 +70,7 @@ def run_group(grading: GradingRun, job: Path, program: Path, tests: str, group: 
     # The run never sees its records file: the harness writes them to the grader's socket
     # (runner.RECORD_DESCRIPTOR), and the grader writes the file.
     step = run_step(program, [], gpu=grading.backend.on_gpu, memory_bytes=grading.run_memory_bytes)
-    with grading.run_slots:
+    with grading.run_slot():
         if grading.deadline.over():
             # No verdict can come of it (out_of_time): the tests stage waits for no run of it.
             limit_s, outcome = 0.0, runner.RunOutcome(None, True, 0.0, "not started: the grading deadline had passed")

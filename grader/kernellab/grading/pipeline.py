@@ -58,9 +58,9 @@ LARGE_CASES_NOTE = ("the large cases (the course's own array sizes) run on a GPU
 class Holds(StrEnum):
     """What a stage holds of the machine while it runs, on a GPU backend (on the CPU backend the
     GPU's runs are the CPU's too). The stages' modules take the GPU lock themselves
-    (resources.GpuLock): shared for the tests and the sanitizers, alone for a measurement or a
-    confirmation. A step with a stage that builds takes one of the run's build turns first
-    (run_step)."""
+    (resources.GpuLock): shared by each run of the tests and the sanitizers for its own time
+    (GradingRun.run_slot), alone for a measurement or a confirmation. A step with a stage that
+    builds takes one of the run's build turns first (run_step)."""
 
     CPU = "CPU cores"
     BUILD_TURN = "a build turn: the machine's compilers, given to grades in the order they started"

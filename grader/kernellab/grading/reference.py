@@ -121,7 +121,7 @@ def record_all(grading: GradingRun, build_dir: Path) -> None:
         if kept is not None and kept.exists():
             os.link(kept, record)
             return None
-        with grading.run_slots:
+        with grading.run_slot():
             outcome = runner.run_program(
                 grading.group_command(program, tests, group),
                 cwd=records_dir,
@@ -152,7 +152,7 @@ def record_all(grading: GradingRun, build_dir: Path) -> None:
             unique.replace(kept)
         return None
 
-    with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+    with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         again = [job for job in pool.map(record_one, jobs) if job is not None]
     if again:
         with grading.gpu_alone():

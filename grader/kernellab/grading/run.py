@@ -96,6 +96,20 @@ class GradingRun:
             return self._shared[name]
 
     @contextmanager
+    def run_slot(self) -> Iterator[None]:
+        """What one run of student or reference code holds while it runs: a run slot and the GPU
+        shared, run by run. A measurement waiting for the GPU alone then waits for the runs in
+        flight, not for whole stages: held for a tests or sanitizer stage, each wait for the GPU
+        alone outlasted other grades' stages of up to a minute in a batch, with no new run let in
+        (docs/performance.md, issue 26). A thread with the GPU alone takes neither: no other run
+        of this grading run is in flight, and the runs waiting with slots wait for it."""
+        if self.gpu_lock.held_alone():
+            yield
+            return
+        with self.run_slots, self.gpu_lock.shared():
+            yield
+
+    @contextmanager
     def gpu_alone(self) -> Iterator[None]:
         """The GPU to this thread alone (a speed measurement, a run confirmed alone), its grade's
         slot left to another grade of the batch meanwhile (resources.GradeSlots)."""

@@ -18,8 +18,9 @@ programs beside the GPU build (`build_for_races`), runs them beside the GPU's ru
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,13 @@ class RaceCheckRun(GradingRun):
                 except (GradingError, InputError) as error:
                     self._unavailable = " ".join(line.strip() for line in str(error).strip().splitlines()[:3])
             return self._unavailable
+
+    @contextmanager
+    def run_slot(self) -> Iterator[None]:
+        """A run slot only: the race check runs on the CPU's cores, and never waits for a GPU's
+        measurement (nor makes one wait)."""
+        with self.run_slots:
+            yield
 
     def active_groups(self) -> tuple[str, ...]:
         return (GROUP,)

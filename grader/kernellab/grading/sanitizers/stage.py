@@ -63,19 +63,19 @@ def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun], pro
 
     def sanitize(run: SanitizerRun) -> compute_sanitizer.SanitizerReport:
         tests, tool = run
-        with grading.run_slots:
+        with grading.run_slot():
             return compute_sanitizer.sanitize(
                 tool_path, tool, programs[tests], tests,
                 job / "sanitizers" / f"{tests}.{tool}.log", grading.deadline.timeout_for(grading.timeout_s * compute_sanitizer.TIMEOUT_FACTOR),
                 grading.sandbox, limits.sanitizer_sizes, limits.sanitizer_block_sizes,
             )
 
-    # Shared, as the tests hold it: correctness runs, whose verdicts no time decides but their
-    # limits. Holding the GPU alone here made a batch's GPU serial (issue 26: nine grades' tests
-    # waited on one grade's sanitizers); beside instrumented kernels a test run goes slower (on an
-    # H100 sgm_scan's 2.3 s took 19 s), and one that runs out of time beside others is confirmed
-    # alone, as any (groups.confirm_alone). A speed measurement still waits for them.
-    with grading.gpu_lock.shared(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+    # Each run has the GPU shared (run_slot), as the tests' runs: correctness runs, whose verdicts
+    # no time decides but their limits. Holding the GPU alone here made a batch's GPU serial
+    # (issue 26: nine grades' tests waited on one grade's sanitizers); beside instrumented kernels
+    # a test run goes slower (on an H100 sgm_scan's 2.3 s took 19 s), and one that runs out of
+    # time beside others is confirmed alone, as any (groups.confirm_alone).
+    with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         return list(pool.map(sanitize, runs))
 
 
