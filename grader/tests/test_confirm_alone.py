@@ -7,6 +7,7 @@ The test programs are shell scripts standing in for a test executable: they writ
 the harness would (made with helpers.record_bytes), or stop before writing any.
 """
 
+import re
 import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -15,13 +16,15 @@ from pathlib import Path
 import numpy as np
 
 from helpers import record_bytes
-from kernellab import gpu_memory, properties
+from kernellab import gpu_memory, properties, runner
 from kernellab.grading.groups import confirm_alone, judge_group, run_group
 from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
+from kernellab.grading.sanitizers import compute_sanitizer
 from kernellab.grading.targets import executable
 from kernellab.manifest import Requirement, load_assignment
 from kernellab.runner import RECORD_DESCRIPTOR
+from kernellab.sandbox.step import build_step, run_step
 from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 from kernellab.verdict import Verdict
 
@@ -166,3 +169,27 @@ def test_a_group_confirmed_alone_measures_its_task_properties_in_that_run(tmp_pa
         "copyFromGlb2ShrMem: sectors not measured (the run stopped before it?), required at most 4",)
     confirm_alone(run, job, {"saxpy": program}, {("saxpy", "public"): judge_group(run, ran)})
     assert properties.unmet_requirements((sectors,), [ran.records]) == ()
+
+
+def test_correctness_runs_yield_the_cores_to_speed_runs_and_builds_to_both(tmp_path):
+    # A speed stage holds the GPU alone for every grade of a batch; on a busy host its programs
+    # took twice their time beside test programs of the same priority.
+    run = grading_run(tmp_path)
+    program = executable(tmp_path / "job" / "build", run.assignment.id, "saxpy")
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\necho niceness $(nice)\n")
+    program.chmod(0o755)
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text('#!/bin/sh\necho "========= niceness $(nice)" > "$4"\necho "========= ERROR SUMMARY: 0 errors" >> "$4"\n')
+    tool.chmod(0o755)
+
+    def niceness(output: str) -> int:
+        return int(re.search(r"niceness (\d+)", output)[1])
+
+    test_run = niceness(run_group(run, tmp_path / "job", program, "saxpy", "public").outcome.output)
+    report = compute_sanitizer.sanitize(str(tool), "memcheck", program, "saxpy", tmp_path / "memcheck.log", 10, None, (1025,), (32,))
+    sanitizer_run = niceness((tmp_path / "memcheck.log").read_text())
+    speed_run = niceness(runner.run_program([str(program)], tmp_path, 10, step=run_step(program, [], gpu=True)).output)
+    build = niceness(runner.run_program([str(program)], tmp_path, 10, step=build_step([program.parent], tmp_path)).output)
+    assert report.errors == 0
+    assert speed_run < test_run == sanitizer_run < build

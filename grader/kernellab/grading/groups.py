@@ -22,7 +22,7 @@ from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import Programs
 from kernellab.judge import by_test_case, judge
 from kernellab.records import end_record, read_records
-from kernellab.sandbox.step import Step, fresh_output, run_step
+from kernellab.sandbox.step import CORRECTNESS_NICENESS, Step, fresh_output, run_step
 from kernellab.verdict import LOCKSTEP_RIGHT, LOCKSTEP_WRONG, NO_GPU_EXIT_CODE, NOT_RUN, Verdict, decide
 
 OUTPUT_TAIL_LINES = 6
@@ -69,7 +69,7 @@ def run_group(grading: GradingRun, job: Path, program: Path, tests: str, group: 
     fresh_output(records)
     # The run never sees its records file: the harness writes them to the grader's socket
     # (runner.RECORD_DESCRIPTOR), and the grader writes the file.
-    step = run_step(program, [], gpu=grading.backend.on_gpu, memory_bytes=grading.run_memory_bytes)
+    step = run_step(program, [], gpu=grading.backend.on_gpu, memory_bytes=grading.run_memory_bytes, niceness=CORRECTNESS_NICENESS)
     with grading.run_slot():
         if grading.deadline.over():
             # No verdict can come of it (out_of_time): the tests stage waits for no run of it.

@@ -16,6 +16,19 @@ class SandboxFailure(Exception):
     grading machine (a bind source it cannot reach...), never the student's."""
 
 
+# A build's compilers, whose time decides no verdict, yield the cores to runs whose time limits
+# do. In a batch the compilers of sixteen grades filled an H100 host's 16 cores, the tests beside
+# them ran out of time, and each such run was confirmed alone, with the GPU to itself, while every
+# other grade's runs waited.
+BUILD_NICENESS = 15
+# A correctness run (a test group, a sanitizer, the race check), whose time decides only whether it
+# keeps within its limit, yields the cores to a speed measurement's programs, which hold the GPU
+# alone for every grade of a batch: on a busy H200 host a speed stage held it 10 to 22 s, against
+# 9 s alone (docs/performance.md). Builds keep to their share beside these runs (weights of about
+# 9 to 1, as at 10 against 0).
+CORRECTNESS_NICENESS = 5
+
+
 @dataclass(frozen=True)
 class Step:
     """What one sandboxed step sees and may use."""
@@ -41,10 +54,8 @@ class Step:
     # that decides) or goes on (a build: ninja -k 0 still builds the targets whose compilers did
     # not hit it). Only where a cgroup bounds the step: a per-process rlimit hit is no event.
     ends_at_limit: bool = False
-    # Added to the step's scheduling niceness: a build's compilers, whose time decides no verdict,
-    # yield the cores to runs whose time limits do. In a batch the compilers of sixteen grades
-    # filled an H100 host's 16 cores, the tests beside them ran out of time, and each such run
-    # was confirmed alone, with the GPU to itself, while every other grade's runs waited.
+    # Added to the step's scheduling niceness (BUILD_NICENESS, CORRECTNESS_NICENESS): the steps
+    # whose time decides less yield the cores to those whose time decides more.
     niceness: int = 0
 
     @property
@@ -58,7 +69,7 @@ def build_step(readable: Iterable[Path], build_dir: Path, alone: Iterable[Path] 
     alone. Memory is counted per compiler where no cgroup bounds the whole build (RLIMIT_DATA is
     per process)."""
     return Step(tuple(readable), (build_dir,), tuple(alone), processes=1024, tmp_bytes=4 << 30, file_bytes=2 << 30,
-                niceness=10)
+                niceness=BUILD_NICENESS)
 
 
 def fresh_output(path: Path) -> Path:
@@ -70,11 +81,13 @@ def fresh_output(path: Path) -> Path:
     return path
 
 
-def run_step(program: Path, outputs: Iterable[Path], gpu: bool, memory_bytes: int = Step.memory_bytes) -> Step:
+def run_step(program: Path, outputs: Iterable[Path], gpu: bool, memory_bytes: int = Step.memory_bytes,
+             niceness: int = 0) -> Step:
     """One run of a built program: it sees itself and writes only its `outputs` (files the
     grader created beforehand), and not the CUDA toolkit's libraries: a program linked with the
     static CUDA runtime needs only the driver, so a `dlopen` of cuBLAS finds nothing."""
-    return Step((program,), tuple(outputs), gpu=gpu, memory_bytes=memory_bytes, hidden=toolkit_libraries(), ends_at_limit=True)
+    return Step((program,), tuple(outputs), gpu=gpu, memory_bytes=memory_bytes, hidden=toolkit_libraries(), ends_at_limit=True,
+                niceness=niceness)
 
 
 @functools.cache

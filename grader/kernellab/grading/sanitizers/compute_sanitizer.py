@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kernellab import runner
 from kernellab.sandbox.bubblewrap import Sandbox
-from kernellab.sandbox.step import Step, fresh_output
+from kernellab.sandbox.step import CORRECTNESS_NICENESS, Step, fresh_output
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # Test cases tagged so exist to make races show on a plain run, by delaying threads at random,
@@ -74,7 +74,7 @@ def sanitize(
     """Run one test executable under one sanitizer tool, at `sizes` in blocks of `block_sizes`
     threads; its report goes to `log`."""
     fresh_output(log)
-    step = Step(readable=(program,), writable=(log,), gpu=True)
+    step = Step(readable=(program,), writable=(log,), gpu=True, niceness=CORRECTNESS_NICENESS)
     outcome = runner.run_program(
         [tool_path, "--tool", tool, "--log-file", str(log), "--print-limit", "3", str(program), SKIPPED_TESTS, "--order", "decl"],
         cwd=log.parent,
