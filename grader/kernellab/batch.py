@@ -33,8 +33,8 @@ from kernellab.manifest import Assignment
 from kernellab.options import BATCH_FILE
 from kernellab.verdict import Status
 
-# Grades in flight for each grade on the cores (--jobs): the others wait for the GPU alone, which
-# takes one at a time (resources.GradeSlots), or hold it.
+# Grades in flight for each grade on the cores (--jobs): the others build, wait for a build turn
+# or for the GPU alone, which takes one at a time (resources.GradeSlots), or hold it.
 GRADES_IN_FLIGHT_PER_JOB = 3
 
 
@@ -116,7 +116,7 @@ def collect(assignment: Assignment, submissions: dict[str, Path], out: Path, cla
 
 def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[str], out: Path, jobs: int) -> None:
     """`jobs` grades on the cores at once (resources.GradeSlots); more in flight, the others
-    waiting for the GPU alone or holding it."""
+    building or waiting to, or waiting for the GPU alone or holding it."""
     grading.grade_slots = GradeSlots(jobs)
     failed = 0
     columns = (

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from kernellab.grading.groups import run_group, run_groups
-from kernellab.grading.resources import GpuLock, GradeSlots
+from kernellab.grading.resources import GpuLock, GradeSlots, OrderedSlots
 from kernellab.grading.run import GradingRun
 from kernellab.grading.targets import executable
 from kernellab.manifest import load_assignment
@@ -186,6 +186,41 @@ def test_the_gpu_alone_of_a_grading_run_leaves_the_grades_slot_while_it_waits_an
     for thread in threads:
         thread.join(10)
     assert while_on_the_gpu == [True]
+
+
+def test_a_batch_grade_waiting_for_a_build_turn_leaves_its_slot_to_a_grade_back_from_the_gpu(tmp_path):
+    # In a batch of sixteen on an H200, up to twelve grades held their slots while they waited for
+    # one of two build turns, and grades back from the GPU waited up to 110 s for a slot.
+    run = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), "cpu", tmp_path / "work", sandbox=None, seed=1)
+    run.gpu_lock, run.grade_slots, run.build_turns = GpuLock(tmp_path / "gpu.lock"), GradeSlots(1), OrderedSlots(1)
+    builder_ticket, waiter_ticket = run.build_turns.ticket(), run.build_turns.ticket()
+    building, may_end, back_on_the_cores = threading.Event(), threading.Event(), threading.Event()
+
+    def builds() -> None:
+        with run.build_turn(builder_ticket):
+            building.set()
+            may_end.wait(10)
+
+    def waits_for_a_turn() -> None:
+        building.wait(10)
+        with run.grade_slots.held(), run.build_turn(waiter_ticket):
+            pass
+
+    def back_from_the_gpu() -> None:
+        with run.grade_slots.held():
+            back_on_the_cores.set()
+
+    threads = [threading.Thread(target=builds), threading.Thread(target=waits_for_a_turn)]
+    for thread in threads:
+        thread.start()
+    building.wait(10)
+    time.sleep(0.2)  # the second grade holds the one slot and waits for the turn
+    threads.append(threading.Thread(target=back_from_the_gpu))
+    threads[-1].start()
+    assert back_on_the_cores.wait(5), "a grade waiting for a build turn kept the only slot"
+    may_end.set()
+    for thread in threads:
+        thread.join(10)
 
 
 def logging_program(tmp_path: Path, run: GradingRun, name: str) -> Path:

@@ -6,13 +6,15 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from kernellab.grading import pipeline
 from kernellab.grading.pipeline import STAGES, Holds, Stage, Submission, run_step
 from kernellab.grading.resources import OrderedSlots
+from kernellab.grading.run import GradingRun
+from kernellab.manifest import load_assignment
+from kernellab.scaffold import TEMPLATE_ID, TEMPLATE_ROOT
 
 ALL_STAGES = [stage for step in STAGES for stage in step]
 
@@ -73,7 +75,8 @@ def test_two_stages_of_one_step_that_make_the_same_field_are_a_mistake(tmp_path:
 
 def test_steps_that_build_take_turns_in_the_order_the_grades_started(tmp_path: Path):
     # Sixteen grades that built at once each took 218 s, and none reached the GPU meanwhile.
-    grading = SimpleNamespace(build_turns=OrderedSlots(1))
+    grading = GradingRun(load_assignment(TEMPLATE_ROOT, TEMPLATE_ID), "cpu", tmp_path / "work", sandbox=None, seed=1)
+    grading.build_turns = OrderedSlots(1)
     tickets = [grading.build_turns.ticket() for _ in range(3)]
     first_builds, order, building, most = threading.Event(), [], [0], [0]
     lock = threading.Lock()

@@ -286,7 +286,7 @@ def run_step(grading: GradingRun, state: Submission, step: tuple[Stage, ...]) ->
     first get first: sixteen grades building at once each took 218 s to build on an H100 host,
     and none reached the GPU meanwhile (docs/performance.md)."""
     builds = any(Holds.BUILD_TURN in stage.holds for stage in step)
-    with grading.build_turns.held(state.turn_ticket) if builds else nullcontext():
+    with grading.build_turn(state.turn_ticket) if builds else nullcontext():
         if len(step) == 1:
             return step[0].run(grading, state)
         with ThreadPoolExecutor(len(step)) as pool:

@@ -152,14 +152,14 @@ class OrderedSlots:
 
 
 class GradeSlots:
-    """The grades of a batch that use the machine's cores at once (`kernellab batch --jobs`). A
-    grade holds its slot from intake to its last stage, but for the time it waits for or holds
-    the GPU alone (a speed measurement, a run confirmed alone), which takes one grade at a time:
-    then another grade builds and tests on the cores it leaves. On an H100 host, ten of sixteen
-    grades in flight stood in the GPU's queue while the cores idled (docs/performance.md, issue
-    26). A grade coming back from the GPU goes before grades that started later (its ticket is its
-    first), so the grades in flight end instead of piling up. Without a limit (a grade alone) a
-    slot is always free."""
+    """The grades of a batch whose runs use the machine's cores at once (`kernellab batch --jobs`).
+    A grade holds its slot from intake to its last stage, but for its build and for the time it
+    waits for or holds the GPU alone (a speed measurement, a run confirmed alone), which take their
+    own turns (GradingRun.build_turn and gpu_alone): then another grade tests on the cores it
+    leaves. On an H100 host, ten of sixteen grades in flight stood in the GPU's queue while the
+    cores idled (docs/performance.md, issue 26). A grade coming back goes before grades that
+    started later (its ticket is its first), so the grades in flight end instead of piling up.
+    Without a limit (a grade alone) a slot is always free."""
 
     def __init__(self, slots: int | None = None):
         self._slots = OrderedSlots(slots) if slots is not None else None

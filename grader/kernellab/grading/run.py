@@ -110,6 +110,16 @@ class GradingRun:
             yield
 
     @contextmanager
+    def build_turn(self, ticket: int) -> Iterator[None]:
+        """A build turn for this thread's grade, in `ticket`'s order, its grade slot left to another
+        grade meanwhile (resources.GradeSlots): a build's compilers take the machine's compiler
+        slots, and a grade queued for a turn uses no core. Holding their slots, grades queued for a
+        turn (up to 12 of a batch's 16) kept grades back from the GPU alone from their sanitizers
+        for up to 110 s (docs/performance.md, issue 26)."""
+        with self.grade_slots.left(), self.build_turns.held(ticket):
+            yield
+
+    @contextmanager
     def gpu_alone(self) -> Iterator[None]:
         """The GPU to this thread alone (a speed measurement, a run confirmed alone), its grade's
         slot left to another grade of the batch meanwhile (resources.GradeSlots)."""
