@@ -37,6 +37,8 @@ PASSED_ENVIRONMENT = (
     "PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TMPDIR",
     "KERNELLAB_CPU_ORDERS", "KERNELLAB_CPU_WORKERS",
 )
+# How often a run that may be ended early (run_program's `until`) looks whether it is to be.
+UNTIL_POLL_S = 0.02
 # How CUDA reports that the GPU had no memory left for a run (its context or an allocation).
 _OUT_OF_GPU_MEMORY = re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|out of memory")
 
@@ -143,22 +145,25 @@ def run_program(
     step: Step | None = None,
     pass_fds: Sequence[int] = (),
     records_to: Path | None = None,
+    until: threading.Event | None = None,
 ) -> RunOutcome:
     """Run `command` in `cwd` with only the passed-through and the given environment variables;
     inside `sandbox` as `step` when given (then `cwd` counts only if the step sees it). The
     descriptors `pass_fds` stay open in the program (the speed program's pipes to the grader).
     With `records_to`, what the program writes to RECORD_DESCRIPTOR goes to that file (at most the
-    step's file size), read by the grader while the program runs."""
+    step's file size), read by the grader while the program runs. With `until`, the run is killed
+    as soon as that is set (a speed program that failed a pass, from the thread that drives it)."""
     channel = _RecordChannel(records_to, step.file_bytes if step else 1 << 30) if records_to else None
     try:
-        return _run(command, cwd, timeout_s, environment, sandbox, step, pass_fds, channel)
+        return _run(command, cwd, timeout_s, environment, sandbox, step, pass_fds, channel, until)
     finally:
         if channel:
             channel.close()
 
 
 def _run(command: Sequence[str], cwd: Path, timeout_s: float, environment: Mapping[str, str], sandbox: Sandbox | None,
-         step: Step | None, pass_fds: Sequence[int], channel: "_RecordChannel | None") -> RunOutcome:
+         step: Step | None, pass_fds: Sequence[int], channel: "_RecordChannel | None",
+         until: threading.Event | None) -> RunOutcome:
     env = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
     if step is not None:
         env.setdefault("KERNELLAB_CPU_WORKERS", str(cpu_workers(step)))
@@ -186,7 +191,7 @@ def _run(command: Sequence[str], cwd: Path, timeout_s: float, environment: Mappi
         timed_out = False
         with stopping.ended_on_stop(functools.partial(_kill_group, process.pid)):
             try:
-                process.wait(timeout=timeout_s)
+                _wait(process, timeout_s, until)
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:
@@ -277,6 +282,22 @@ def _unconfined(command: Sequence[str], cwd: Path, step: Step | None) -> Iterato
     """Without a sandbox (trusted code, or the TA's explicit choice): the step's rlimits only."""
     preexec = functools.partial(limit_process, step) if step else None
     yield Confined(list(command), cwd, preexec=preexec, limit_hit=lambda: "")
+
+
+def _wait(process: subprocess.Popen, timeout_s: float, until: threading.Event | None) -> None:
+    """Wait for `process` to end, at most `timeout_s` (subprocess.TimeoutExpired), or until `until`
+    is set, looking every UNTIL_POLL_S."""
+    if until is None:
+        process.wait(timeout=timeout_s)
+        return
+    deadline = time.monotonic() + timeout_s
+    while not until.is_set():
+        try:
+            process.wait(timeout=min(UNTIL_POLL_S, max(0.0, deadline - time.monotonic())))
+            return
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
 
 
 def _drain(stream, output: _BoundedOutput) -> None:

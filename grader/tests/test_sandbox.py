@@ -6,6 +6,7 @@ import re
 import shutil
 import socket
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -218,3 +219,13 @@ def test_the_cpu_backends_threads_are_the_tas_choice_when_given(monkeypatch):
     outcome = run_python("import os; print('workers', os.environ['KERNELLAB_CPU_WORKERS'])", Step(readable=()))
     assert "workers 3" in outcome.output
 
+
+
+def test_a_run_told_to_end_is_killed_at_once_not_at_its_time_limit():
+    # A speed program that failed a pass is ended so, from the thread that drives it.
+    told = threading.Event()
+    threading.Timer(0.5, told.set).start()
+    started = time.monotonic()
+    outcome = runner.run_program([PYTHON, "-c", "import os, time\nif os.fork() == 0:\n    time.sleep(60)\ntime.sleep(60)"],
+                                 Path("/tmp"), 60, sandbox=SANDBOX, step=Step(readable=()), until=told)
+    assert time.monotonic() - started < 5 and not outcome.timed_out and outcome.signal_name == "SIGKILL", outcome

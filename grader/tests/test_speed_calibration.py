@@ -219,8 +219,7 @@ def test_calibrate_times_the_reference_and_the_copy_kernel_and_keeps_other_gpus_
     assert sorted(measured.reference_over_copy) == [("map", 1024), ("map", 4096)]
     assert all(0.5 < ratio < 2.0 for ratio in measured.reference_over_copy.values()), measured
     assert (measured.driver, measured.kernellab_commit) == ("550.54.15", calibrate.UNKNOWN_COMMIT)
-    assert sorted(log.name for log in (tmp_path / "build" / "speed").glob("*.log")) == [
-        f"speed-{run}.log" for run in range(timing.ROUNDS)]
+    assert (tmp_path / "build" / "speed" / "speed.log").read_text().count("serving") == timing.ROUNDS
     assert f"wrote the reference's speed on {H100}" in capsys.readouterr().out
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kernellab.grading.speed import clock, timing
-from kernellab.grading.speed.clock import OVERHEAD, TIME, serve
+from kernellab.grading.speed.clock import OVERHEAD, TIME, Served, SpeedProgram
 from kernellab.manifest import SpeedCase
 
 # A speed program in Python: the harness's protocol, each call taking CALL_S seconds, the
@@ -33,20 +33,28 @@ def say(line):
     replies.flush()
 def digest(seed):
     return hashlib.sha256(str(seed).encode()).hexdigest()[:16]
+def serving(cases):
+    print("serving", cases, flush=True)
 {behaviour}
-for size in options["--sizes"].split(","):
-    for case in options["--cases"].split(","):
-        say(f"ready {{case}} {{size}} 800")
-        while True:
-            say("armed")
-            order = commands.readline().split()
-            if order == ["next"]:
-                break
-            kind, seed = order[0], int(order[1])
-            if kind == "time":
-                time.sleep(CALL_S)
-            say(f"done {{answer(kind, seed)}}")
-say("finished")
+say("started")
+while True:
+    command = commands.readline().split()
+    if command in ([], ["end"]):
+        break
+    serving(command[1])
+    for size in options["--sizes"].split(","):
+        for case in command[1].split(","):
+            say(f"ready {{case}} {{size}} 800")
+            while True:
+                say("armed")
+                order = commands.readline().split()
+                if order == ["next"]:
+                    break
+                kind, seed = order[0], int(order[1])
+                if kind == "time":
+                    time.sleep(CALL_S)
+                say(f"done {{answer(kind, seed)}}")
+    say("finished")
 """
 HONEST = "def answer(kind, seed):\n    return digest(seed)"
 
@@ -67,6 +75,13 @@ def program(tmp_path: Path, behaviour: str = HONEST, call_s: float = 0.004, name
     return path
 
 
+def serve(program: Path, cases: list[str], sizes: list[int], orders, log: Path, timeout_s: float) -> Served:
+    """One pass of `program` over `cases`, in a run of its own."""
+    with SpeedProgram(program, cases, sizes, log, timeout_s, timeout_s, None) as run:
+        run.wait_started()
+        return run.serve(cases, orders)
+
+
 def orders(case: str, size: int) -> list[tuple[str, int]]:
     return [(TIME, 11), (OVERHEAD, 11), (TIME, 12), (OVERHEAD, 12)]
 
@@ -76,7 +91,7 @@ def expected_digest(seed: int) -> str:
 
 
 def test_the_grader_times_each_call_with_its_own_clock(tmp_path):
-    served = serve(program(tmp_path, call_s=0.02), ["map"], [64, 128], orders, tmp_path / "log", 60, None)
+    served = serve(program(tmp_path, call_s=0.02), ["map"], [64, 128], orders, tmp_path / "log", 60)
     assert served.problem == ""
     assert served.bytes == {("map", 64): 800.0, ("map", 128): 800.0}
     timed = [repetition for repetition in served.repetitions if repetition.kind == TIME]
@@ -96,7 +111,9 @@ def test_the_clock_waits_for_a_reply_awake_or_asleep_as_told(awake):
     reply.start()
     cpu_before = time.thread_time()
     try:
-        said = clock._Replies(read_end, time.monotonic() + 60, awake).expect("done")
+        replies = clock._Replies(read_end)
+        replies.deadline, replies.awake = time.monotonic() + 60, awake
+        said = replies.expect("done")
     finally:
         reply.join()
         os.close(read_end)
@@ -111,7 +128,7 @@ def test_the_program_waits_awake_where_each_side_has_a_cpu_and_asleep_on_one(tmp
     # On one CPU the clock and the program would spin in turns of the scheduler's time slices.
     monkeypatch.setattr(clock, "available_cpus", lambda: cpus)
     told = "print('told to wait:', options['--wait'], flush=True)\n" + HONEST
-    served = serve(program(tmp_path, told), ["map"], [64], orders, tmp_path / "log", 60, None)
+    served = serve(program(tmp_path, told), ["map"], [64], orders, tmp_path / "log", 60)
     assert served.problem == ""
     assert f"told to wait: {wait}" in (tmp_path / "log").read_text()
 
@@ -119,7 +136,7 @@ def test_the_program_waits_awake_where_each_side_has_a_cpu_and_asleep_on_one(tmp
 def test_a_program_that_works_before_the_clock_starts_cannot_know_the_input(tmp_path):
     # It does its (slow) work while "armed" is pending, on the seed it guesses: the digest is wrong.
     guesses = "def answer(kind, seed):\n    return digest(0)"
-    served = serve(program(tmp_path, guesses), ["map"], [64], orders, tmp_path / "log", 60, None)
+    served = serve(program(tmp_path, guesses), ["map"], [64], orders, tmp_path / "log", 60)
     assert all(repetition.digest != expected_digest(repetition.seed) for repetition in served.repetitions)
 
 
@@ -127,21 +144,21 @@ def test_a_program_that_works_before_the_clock_starts_cannot_know_the_input(tmp_
     ("behaviour", "problem"),
     [
         # The old attack: timing lines of its own, here where the grader expects the protocol.
-        ('say(\'{"case": "map", "size": 64, "repetition": 0, "host_us": 1.0}\')\n' + HONEST, "where the harness says 'ready'"),
+        ('say(\'{"case": "map", "size": 64, "repetition": 0, "host_us": 1.0}\')\n' + HONEST, "where the harness says 'started'"),
         ("import sys\n" + HONEST.replace("return digest(seed)", "sys.exit(0)"), "the program ended"),
         ("say('x' * 10000)\n" + HONEST, "longer than the harness ever writes"),
-        ("say('ready map 64 800')\n" + HONEST, "where the harness says 'armed'"),
+        ("def serving(cases):\n    say('ready map 64 800')\n" + HONEST, "where the harness says 'armed'"),
     ],
     ids=["timing-lines", "exits", "endless-line", "out-of-turn"],
 )
 def test_anything_but_the_protocol_ends_the_run_with_a_problem(tmp_path, behaviour, problem):
-    served = serve(program(tmp_path, behaviour), ["map"], [64], orders, tmp_path / "log", 60, None)
+    served = serve(program(tmp_path, behaviour), ["map"], [64], orders, tmp_path / "log", 60)
     assert problem in served.problem, served.problem
 
 
 def test_a_program_that_never_replies_is_stopped_at_its_time_limit(tmp_path):
     silent = "import time\ntime.sleep(30)\n" + HONEST
-    served = serve(program(tmp_path, silent), ["map"], [64], orders, tmp_path / "log", 2, None)
+    served = serve(program(tmp_path, silent), ["map"], [64], orders, tmp_path / "log", 2)
     assert "timed out" in served.problem or "time limit" in served.problem
 
 
@@ -191,19 +208,21 @@ def test_a_student_that_lengthens_its_own_overhead_windows_gains_nothing(tmp_pat
 
 
 def test_a_case_short_of_its_points_is_timed_again_and_only_that_case(tmp_path, few_repetitions):
-    # The first three runs of the program that times "map" are slowed as a whole (a busy host, say);
-    # its fourth is not. "other" has a program of its own, never slowed.
+    # The first three passes over "map" are slowed as a whole (a busy host, say); its fourth, in a
+    # run of its own, is not. "other" has a program of its own, never slowed.
     cases = [MAP, replace(MAP, case="other")]
     reference = program(tmp_path, call_s=0.05, name="reference")
-    slowed_at_first = ("runs = len(list(__import__('pathlib').Path.cwd().glob('student-[0-9].log')))\n"
-                       "def answer(kind, seed):\n    if kind == 'time' and runs < 3:\n"
+    slowed_at_first = ("import pathlib\npasses = pathlib.Path.cwd() / 'map-passes'\n"
+                       "def serving(cases):\n    print('serving', cases, flush=True)\n    with passes.open('a') as tally:\n        tally.write('.')\n"
+                       "def answer(kind, seed):\n    if kind == 'time' and passes.stat().st_size <= 3:\n"
                        "        time.sleep(0.2)\n    return digest(seed)")
     programs = {"map": program(tmp_path, slowed_at_first, call_s=0.05, name="map"), "other": program(tmp_path, call_s=0.05, name="other")}
     results = timing.measure(cases, programs, reference, tmp_path / "work", seed=5, sandbox=None)
     assert [result.points for result in results] == [10.0, 10.0], results
-    student_logs = sorted(path.name for path in (tmp_path / "work").glob("student-*.log"))
-    assert student_logs == sorted([*(f"student-{round_number}.log" for round_number in range(4)),
-                                   *(f"student-{round_number}-1.log" for round_number in range(3))]), student_logs
+    passes = {path.name: path.read_text().count("serving") for path in (tmp_path / "work").glob("*.log")}
+    assert passes == {"reference.log": timing.ROUNDS + 1, "student-0-0.log": timing.ROUNDS, "student-0-1.log": timing.ROUNDS,
+                      f"student-{timing.ROUNDS}-0.log": 1}, passes
+    assert f"serving map\n" in (tmp_path / "work" / f"student-{timing.ROUNDS}-0.log").read_text()
 
 
 def test_repetition_seeds_follow_the_run_seed_and_never_repeat():
@@ -222,7 +241,7 @@ def test_the_clock_starts_where_kernellab_is_not_installed(tmp_path, monkeypatch
     without_site.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(without_site))
     monkeypatch.chdir(tmp_path)  # `python -m` puts the working folder on sys.path
-    served = serve(program(tmp_path), ["map"], [64], orders, tmp_path / "log", 60, None)
+    served = serve(program(tmp_path), ["map"], [64], orders, tmp_path / "log", 60)
     assert served.problem == ""
 
 
@@ -241,5 +260,58 @@ def test_a_host_that_got_busy_between_two_grades_costs_the_second_grade_nothing(
         work = tmp_path / f"grade-{grade}"
         [result] = timing.measure([MAP], {MAP.case: student}, reference, work, seed=5, sandbox=None)
         assert result.problem == "" and 0.5 < result.ratio < 2.0 and result.points == MAP.points, (busy_s, result)
-        for side in ("reference", "student"):
-            assert len(list(work.glob(f"{side}-*.log"))) == timing.ROUNDS, side
+        for log in ("reference.log", "student-0-0.log"):
+            assert (work / log).read_text().count("serving") == timing.ROUNDS, log
+
+
+# A student's program leaves its pid where the reference's program looks at each pass.
+LEAVES_PID = "pathlib.Path(f'student-pid-{os.getpid()}').touch()\n"
+LOOKS_FOR_STUDENTS = """\
+def serving(cases):
+    print("serving", cases, flush=True)
+    for pid_file in pathlib.Path.cwd().glob("student-pid-*"):
+        try:
+            os.kill(int(pid_file.name.rsplit("-", 1)[1]), 0)
+            print("a student's program is alive while the reference serves", cases, flush=True)
+        except ProcessLookupError:
+            pass
+"""
+
+
+def test_no_student_program_is_alive_while_the_reference_is_timed(tmp_path, few_repetitions):
+    # One run of a program serves all its passes, so a student's program waits between its passes:
+    # alive during one of the reference's, it could keep a kernel running to slow the reference down.
+    reference = program(tmp_path, "import pathlib\n" + LOOKS_FOR_STUDENTS + HONEST, call_s=0.01, name="reference")
+    programs = {name: program(tmp_path, "import pathlib\n" + LEAVES_PID + HONEST, call_s=0.01, name=name) for name in ("map", "other")}
+    results = timing.measure([MAP, replace(MAP, case="other")], programs, reference, tmp_path / "work", seed=5, sandbox=None)
+    assert all(result.problem == "" for result in results), results
+    assert len(list((tmp_path / "work").glob("student-pid-*"))) == 2
+    log = (tmp_path / "work" / "reference.log").read_text()
+    assert log.count("serving") == timing.ROUNDS and "is alive" not in log, log
+
+
+def test_a_program_stuck_in_a_pass_is_ended_at_the_pass_limit_and_serves_no_more(tmp_path):
+    stuck_second = ("import pathlib\n" + LEAVES_PID + "passes = 0\ndef serving(cases):\n    global passes\n    passes += 1\n"
+                    "    if passes == 2:\n        time.sleep(60)\n" + HONEST)
+    started = time.monotonic()
+    with SpeedProgram(program(tmp_path, stuck_second), ["map"], [64], tmp_path / "log", 1, 60, None) as run:
+        run.wait_started()
+        first, second, third = (run.serve(["map"], orders) for _ in range(3))
+    assert first.problem == "" and "time limit" in second.problem and third.problem == second.problem, (second, third)
+    assert time.monotonic() - started < 10
+    [pid_file] = tmp_path.glob("student-pid-*")
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.name.rsplit("-", 1)[1]), 0)
+
+
+def test_a_program_that_does_not_end_when_told_is_killed(tmp_path, monkeypatch):
+    monkeypatch.setattr(clock, "CLOSE_GRACE_S", 0.5)
+    lingers = "import atexit, pathlib\n" + LEAVES_PID + "atexit.register(time.sleep, 60)\n" + HONEST
+    started = time.monotonic()
+    with SpeedProgram(program(tmp_path, lingers), ["map"], [64], tmp_path / "log", 60, 60, None) as run:
+        run.wait_started()
+        assert run.serve(["map"], orders).problem == ""
+    assert time.monotonic() - started < 10
+    [pid_file] = tmp_path.glob("student-pid-*")
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.name.rsplit("-", 1)[1]), 0)

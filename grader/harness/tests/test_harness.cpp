@@ -178,6 +178,23 @@ TEST_CASE("GraderCommands waits for a late command awake when told to spin, and 
     CHECK((spin ? cpuSeconds >= 0.025 : cpuSeconds < 0.005));
 }
 
+TEST_CASE("GraderCommands waits for the next pass asleep, also when told to spin", "[harness]") {
+    // Between passes no clock runs, and a program waiting for its next pass spins on no core.
+    CommandPipe commands;
+    GraderCommands reader(commands.ends[0], true);
+    std::thread grader([&commands] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        commands.write("serve scan\n");
+    });
+    const double before = threadCpuSeconds();
+    const std::string command = reader.nextAsleep();
+    const double cpuSeconds = threadCpuSeconds() - before;
+    grader.join();
+    CAPTURE(cpuSeconds);
+    CHECK(command == "serve scan");
+    CHECK(cpuSeconds < 0.005);
+}
+
 TEST_CASE("GraderCommands on a descriptor that is not open says so", "[harness]") {
     CommandPipe commands;
     CHECK(GraderCommands(commands.ends[0], true).open());

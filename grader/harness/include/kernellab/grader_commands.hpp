@@ -25,8 +25,16 @@ public:
     /** Whether `descriptor` was an open file that could be made non-blocking. */
     bool open() const { return open_; }
 
-    /** The next command, without its newline; "" once the grader has gone. */
-    std::string next() {
+    /** The next command, without its newline; "" once the grader has gone. Waited for as told
+     *  (`spin`), since the grader's clock may be running. */
+    std::string next() { return read(spin_); }
+
+    /** The next command, waited for asleep: between passes no clock runs, and a program that spun
+     *  there would take a core from whatever the grader times meanwhile. */
+    std::string nextAsleep() { return read(false); }
+
+private:
+    std::string read(bool spin) {
         for (;;) {
             const size_t end = pending_.find('\n');
             if (end != std::string::npos) {
@@ -40,14 +48,13 @@ public:
                 pending_.append(block, size_t(got));
             } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
                 return "";
-            } else if (!spin_) {
+            } else if (!spin) {
                 pollfd readable{descriptor_, POLLIN, 0};
                 ::poll(&readable, 1, -1);
             }
         }
     }
 
-private:
     int descriptor_;
     bool spin_;
     bool open_ = false;

@@ -4,18 +4,22 @@
 //   <id>_speed --cases A,B,... --sizes N,M,... --commands FD --replies FD [--warmup W] [--wait spin|sleep]
 //
 // The program never measures time: what a process running student code writes could be forged
-// (timing lines appended at exit, say). It obeys the grader over two pipes instead. For each size,
-// and each case at that size, after W untimed warm-up calls it replies `ready CASE SIZE BYTES`;
-// then, for each repetition, it flushes the L2 cache, waits for the device and replies `armed`.
-// The grader starts its clock and sends `time SEED` (fill a fresh input from SEED, make the timed
-// call, wait for the device, digest the output) or `overhead SEED` (the same without the call);
-// the program replies `done DIGEST`, and the grader stops its clock on reading it. `next` moves
-// to the next case. The input exists only once the clock runs (its seed is a secret the grader
-// draws for each repetition), so no work on it can happen before; the clock stops only on the
-// digest of the right output, so no work can happen after. Work hidden on another stream is
-// timed too: the program waits for the whole device. The grader subtracts the reference's
-// `overhead` time (fill, digest, the pipes' latency) and compares every digest with the
-// reference's for the same seed.
+// (timing lines appended at exit, say). It obeys the grader over two pipes instead. Once its
+// device is ready it replies `started` and waits, asleep, for a pass: `serve A,B` serves those of
+// its --cases. For each size, and each of those cases at that size, after W untimed warm-up calls
+// it replies `ready CASE SIZE BYTES`; then, for each repetition, it flushes the L2 cache, waits
+// for the device and replies `armed`. The grader starts its clock and sends `time SEED` (fill a
+// fresh input from SEED, make the timed call, wait for the device, digest the output) or
+// `overhead SEED` (the same without the call); the program replies `done DIGEST`, and the grader
+// stops its clock on reading it. `next` moves to the next case; after the last it replies
+// `finished` and waits for the next pass. `end`, or the grader's end of file, ends the program:
+// one program serves all of a grade's passes of its cases, since a start (a process, a sandbox,
+// a CUDA context) costs more than a pass. The input exists only once the clock runs (its seed is
+// a secret the grader draws for each repetition), so no work on it can happen before; the clock
+// stops only on the digest of the right output, so no work can happen after. Work hidden on
+// another stream is timed too: the program waits for the whole device. The grader subtracts the
+// reference's `overhead` time (fill, digest, the pipes' latency) and compares every digest with
+// the reference's for the same seed.
 #pragma once
 
 #include <algorithm>
@@ -207,14 +211,23 @@ inline int speedMain(int argc, char* argv[], const std::map<std::string, SpeedCa
     KL_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     DeviceBuffer<char> flush(2 * size_t(l2_bytes));
     detail::digestSum();
-    for (const std::string& size_text : detail::splitComma(options["--sizes"])) {
-        const uint64_t size = std::strtoull(size_text.c_str(), nullptr, 10);
-        for (const std::string& name : names) {
-            SpeedCase timed = cases.at(name)(size);  // its buffers are freed before the next case's are made
-            serveCase(commands, replies, name, size, timed, warmup, flush);
+    detail::reply(replies, "started");
+    for (std::string order = commands.nextAsleep(); !order.empty() && order != "end"; order = commands.nextAsleep()) {
+        const std::vector<std::string> served =
+            order.rfind("serve ", 0) == 0 ? detail::splitComma(order.substr(6)) : std::vector<std::string>{};
+        const auto unknown = [&names](const std::string& name) { return std::find(names.begin(), names.end(), name) == names.end(); };
+        if (served.empty() || std::any_of(served.begin(), served.end(), unknown)) {
+            throw std::runtime_error("the grader's command '" + order + "' is no pass of this program's cases");
         }
+        for (const std::string& size_text : detail::splitComma(options["--sizes"])) {
+            const uint64_t size = std::strtoull(size_text.c_str(), nullptr, 10);
+            for (const std::string& name : served) {
+                SpeedCase timed = cases.at(name)(size);  // its buffers are freed before the next case's are made
+                serveCase(commands, replies, name, size, timed, warmup, flush);
+            }
+        }
+        detail::reply(replies, "finished");
     }
-    detail::reply(replies, "finished");
     return 0;
 }
 

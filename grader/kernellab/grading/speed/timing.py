@@ -2,15 +2,15 @@
 
 The speed program (`<id>_speed`, harness kernellab/speed.hpp) is built twice, against the
 student's files and against the reference (only the reference's build has the baselines: a copy
-kernel moving the same bytes, CUB). The grader runs the two alternately, ROUNDS times (and up to
-EXTRA_ROUNDS more for a case short of its full points), and times every repetition with its own
-clock (clock.py): the program only obeys, and a repetition's input comes from a seed drawn
-from the grading run's secret seed and sent when the clock starts.
-A case's time is the least over rounds of each run's least repetition, less the least overhead
+kernel moving the same bytes, CUB). The grader has each serve ROUNDS passes over the cases (and up
+to EXTRA_ROUNDS more for a case short of its full points), and times every repetition with its own
+clock (clock.py): the program only obeys, and a repetition's input comes from a seed drawn from the
+grading run's secret seed and sent when the clock starts.
+A case's time is the least over passes of each pass's least repetition, less the least overhead
 for the same case (the same repetition without the call: input fill, digest, the pipes): the
 reference's own, and for the student the less of its own and the reference's. Under load a whole
-run's windows can lengthen together (on an H200 beside 24 busy threads, by 50 to 100 us for one
-run of three); subtracting only the reference's overhead then made an honest student's run that was
+pass's windows can lengthen together (on an H200 beside 24 busy threads, by 50 to 100 us for one
+pass of three); subtracting only the reference's overhead then made an honest student's pass that was
 spared "faster than a copy kernel". A student's overhead may be forged longer (its process runs
 the harness), never shorter than the work it skips, so the less of the two never favours it.
 The least, not the median: what disturbs a window (another grade's build taking the clock's core,
@@ -21,7 +21,7 @@ A case earns speed points only if every timed output's digest equals the referen
 same seed, and never when it claims more bandwidth than a copy of its bytes could have.
 
 Every reference window that a grade's score uses is timed in that grade's own speed stage, its
-runs alternating with the student's, so that the reference's overhead that bounds the student's
+passes on both sides of the student's, so that the reference's overhead that bounds the student's
 comes from the same minutes. A batch's grades once shared the reference's rounds (each grade timed
 one anew and took two from the grades before it, saving two reference runs of 1.6 s on an H100):
 a grade's windows were then set against overheads timed while the host was in another state, and
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.grading.model import SpeedResult
-from kernellab.grading.speed.clock import OVERHEAD, TIME, Served, serve
+from kernellab.grading.speed.clock import OVERHEAD, TIME, Served, SpeedProgram
 from kernellab.manifest import SpeedCase
 from kernellab.sandbox.bubblewrap import Sandbox
 
@@ -45,9 +45,10 @@ ROUNDS = 3
 # adversarial fixture's reference, graded alone on an H200, lost 10 of its 20 speed points to its
 # own three runs against itself.) An honestly slow case costs these rounds and keeps its points.
 EXTRA_ROUNDS = 2
-# Per case and round. Under load the least of 15 windows did not always reach the undisturbed time
+# Per case and pass. Under load the least of 15 windows did not always reach the undisturbed time
 # (H100, 24 busy threads on 16 cores); a window costs a fill, the call and a digest.
 REPETITIONS = 30
+# Per pass of a program over its cases.
 RUN_TIMEOUT_S = 300
 # Every speed program has this case: a copy kernel moving the same bytes, timed in the reference's
 # runs with the cases' own baselines (manifest), bounds what any case can plausibly reach.
@@ -68,8 +69,8 @@ class SpeedError(Exception):
 
 @dataclass
 class _Timing:
-    micros: dict[tuple[str, int], list[float]]  # (case, size) -> each run's least time
-    overhead: dict[tuple[str, int], list[float]]  # (case, size) -> each run's least overhead
+    micros: dict[tuple[str, int], list[float]]  # (case, size) -> each pass's least time
+    overhead: dict[tuple[str, int], list[float]]  # (case, size) -> each pass's least overhead
     digests: dict[tuple[str, int], dict[int, str]]  # (case, size) -> seed -> digest
     bytes: dict[tuple[str, int], float]
     problems: list[str]
@@ -93,20 +94,20 @@ class _Timing:
             if repetition.kind == TIME:
                 self.digests.setdefault((repetition.case, repetition.size), {})[repetition.seed] = repetition.digest
 
-    def least_run_net(self, key: tuple[str, int]) -> float | None:
-        """The least over runs of each run's least time less the same run's least overhead."""
+    def least_pass_net(self, key: tuple[str, int]) -> float | None:
+        """The least over passes of each pass's least time less the same pass's least overhead."""
         nets = [micros - overhead for micros, overhead in zip(self.micros.get(key, []), self.overhead.get(key, []))]
         return max(min(nets), LEAST_MICROS) if nets else None
 
     def net_micros(self, key: tuple[str, int], overhead: float | None) -> float | None:
-        """The least over runs less `overhead`; None without a run."""
+        """The least over passes less `overhead`; None without a pass."""
         measured = _least(self.micros.get(key))
         if measured is None or overhead is None:
             return None
         return max(measured - overhead, LEAST_MICROS)
 
     def own_net_micros(self, key: tuple[str, int]) -> float | None:
-        """The least over runs less the least overhead of the same case; None without a run."""
+        """The least over passes less the least overhead of the same case; None without a pass."""
         return self.net_micros(key, _least(self.overhead.get(key)))
 
 
@@ -117,7 +118,7 @@ def repetition_seed(run_seed: int, round_number: int, case: str, size: int, repe
 
 
 def _orders(run_seed: int, round_number: int):
-    """What the grader asks of a run in one round: each repetition timed, and its overhead (the
+    """What the grader asks of a pass in one round: each repetition timed, and its overhead (the
     same seed without the call), interleaved."""
     def orders(case: str, size: int) -> list[tuple[str, int]]:
         seeds = [repetition_seed(run_seed, round_number, case, size, repetition) for repetition in range(REPETITIONS)]
@@ -156,41 +157,59 @@ def measure(
 ) -> list[SpeedResult]:
     """Each of `cases` at each of its sizes, timed and scored; both sides run in `sandbox` (when
     given), so that neither side's timing has a cost the other has not. `student_programs`: per
-    case name, the student's program that times it (a task judged on its own functions has its own)."""
+    case name, the student's program that times it (a task judged on its own functions has its own).
+
+    The reference's program serves all its passes in one run. The student's programs are started
+    together after its first pass, serve ROUNDS passes each, and have ended before its other
+    passes: no student code is alive while the reference is timed (a program that waits for its
+    next pass could keep a kernel running meanwhile), and the reference's windows lie on both
+    sides of the student's, so that a drift in clocks favours neither."""
     work.mkdir(parents=True, exist_ok=True)
     student = _Timing.empty()
     reference = _Timing.empty()
     sizes, names, baselines = _sizes(cases), _names(cases), _baselines(cases)
+    life_s = RUN_TIMEOUT_S * (ROUNDS + EXTRA_ROUNDS) * (1 + len(set(student_programs.values())))
 
-    def serve_all(side: str, round_number: int, runs: dict[Path, list[str]]) -> list[Served]:
-        orders = _orders(seed, round_number)
-        return [serve(program, run_names, sizes, orders, work / f"{side}-{round_number}{f'-{index}' if index else ''}.log",
-                      RUN_TIMEOUT_S, sandbox) for index, (program, run_names) in enumerate(runs.items())]
-
-    def time_round(round_number: int, timed: set[str]) -> None:
-        """Both sides on the cases named `timed`, the reference with its baselines too."""
-        student_runs: dict[Path, list[str]] = {}
+    def time_students(round_numbers: Sequence[int], timed: set[str]) -> None:
+        """The cases named `timed`, a pass per round, each program started once."""
+        runs: dict[Path, list[str]] = {}
         for name in sorted(timed):
-            student_runs.setdefault(student_programs[name], []).append(name)
-        reference_runs = {reference_program: [*sorted(timed), *baselines]}
-        # Alternate which side goes first, so a drift in clocks favours neither.
-        sides = [(reference, "reference", reference_runs), (student, "student", student_runs)]
-        for timing, side, runs in sides if round_number % 2 == 0 else reversed(sides):
-            for served in serve_all(side, round_number, runs):
-                timing.add(served)
+            runs.setdefault(student_programs[name], []).append(name)
+        lives = [SpeedProgram(program, run_names, sizes, work / f"student-{round_numbers[0]}-{index}.log", RUN_TIMEOUT_S, life_s,
+                              sandbox) for index, (program, run_names) in enumerate(runs.items())]
+        try:
+            for life in lives:
+                life.wait_started()
+            for round_number in round_numbers:
+                for life, run_names in zip(lives, runs.values()):
+                    student.add(life.serve(run_names, _orders(seed, round_number)))
+        finally:
+            for life in lives:
+                life.close()
 
     def scores() -> list[SpeedResult]:
         return [_score(case, size, student, reference) for case in cases for size in case.sizes]
 
-    for round_number in range(ROUNDS):
-        time_round(round_number, set(names))
-    results = scores()
-    for round_number in range(ROUNDS, ROUNDS + EXTRA_ROUNDS):
-        short = {result.case for result in results if not result.problem and result.points < result.max_points}
-        if not short:
-            break
-        time_round(round_number, short)
+    with SpeedProgram(reference_program, [*names, *baselines], sizes, work / "reference.log", RUN_TIMEOUT_S, life_s,
+                      sandbox) as reference_run:
+        reference_run.wait_started()
+
+        def time_reference(round_number: int, timed: set[str]) -> None:
+            """The cases named `timed` and the baselines."""
+            reference.add(reference_run.serve([*sorted(timed), *baselines], _orders(seed, round_number)))
+
+        time_reference(0, set(names))
+        time_students(range(ROUNDS), set(names))
+        for round_number in range(1, ROUNDS):
+            time_reference(round_number, set(names))
         results = scores()
+        for round_number in range(ROUNDS, ROUNDS + EXTRA_ROUNDS):
+            short = {result.case for result in results if not result.problem and result.points < result.max_points}
+            if not short:
+                break
+            time_students([round_number], short)
+            time_reference(round_number, short)
+            results = scores()
     return results
 
 
@@ -203,8 +222,8 @@ def _score(case: SpeedCase, size: int, student: _Timing, reference: _Timing) -> 
     overhead = min(reference.overhead[key])
     reference_us = reference.net_micros(key, overhead)
     copy_key = (COPY_BASELINE, size)
-    # The least of each run's own net time: a copy that looks fast makes the flag below no freer.
-    copy_us = reference.least_run_net(copy_key)
+    # The least of each pass's own net time: a copy that looks fast makes the flag below no freer.
+    copy_us = reference.least_pass_net(copy_key)
     base["baseline"] = case.baseline
     base["baseline_us"] = reference.own_net_micros((case.baseline, size))
     want = reference.digests.get(key, {})
@@ -248,9 +267,9 @@ def _least(values: list[float] | None) -> float | None:
 
 def local_table(cases: Sequence[SpeedCase], program: Path, work: Path) -> list[tuple[str, int, str, float, float]]:
     """(case, size, kernel, microseconds, GB/s) of each case and its baselines, the least of ROUNDS
-    runs on this machine's GPU, as a grade takes them: the student's own speed table, and the times
+    passes on this machine's GPU, as a grade takes them: the student's own speed table, and the times
     that the preview of speed points divides (one run's copy kernel varied twofold at 2^24 on an H100)."""
-    timing = _timed_here(cases, program, work, runs=ROUNDS)
+    timing = _timed_here(cases, program, work, passes=ROUNDS)
     rows = []
     for case in cases:
         for size in case.sizes:
@@ -264,8 +283,8 @@ def local_table(cases: Sequence[SpeedCase], program: Path, work: Path) -> list[t
 def reference_and_copy_times(cases: Sequence[SpeedCase], program: Path, work: Path
                              ) -> dict[tuple[str, int], tuple[float, float]]:
     """(case, size) -> the case's and the copy kernel's microseconds at that size, both from the same
-    ROUNDS runs of `program` (the reference's, for `kernellab calibrate`), as a grade times the reference."""
-    timing = _timed_here(cases, program, work, runs=ROUNDS)
+    ROUNDS passes of `program` (the reference's, for `kernellab calibrate`), as a grade times the reference."""
+    timing = _timed_here(cases, program, work, passes=ROUNDS)
     times = {}
     for case in cases:
         for size in case.sizes:
@@ -276,14 +295,16 @@ def reference_and_copy_times(cases: Sequence[SpeedCase], program: Path, work: Pa
     return times
 
 
-def _timed_here(cases: Sequence[SpeedCase], program: Path, work: Path, runs: int) -> _Timing:
-    """`runs` runs of `program` on this machine's GPU, each timing every case and its baselines at
-    every size; no sandbox: the verbs that time here run the user's own code, or the reference."""
+def _timed_here(cases: Sequence[SpeedCase], program: Path, work: Path, passes: int) -> _Timing:
+    """`passes` passes of `program` on this machine's GPU, each timing every case and its baselines
+    at every size; no sandbox: the verbs that time here run the user's own code, or the reference."""
     work.mkdir(parents=True, exist_ok=True)
     timing = _Timing.empty()
-    for run in range(runs):
-        timing.add(serve(program, [*_names(cases), *_baselines(cases)], _sizes(cases), _orders(1, run),
-                         work / f"speed-{run}.log", RUN_TIMEOUT_S, None))
+    served = [*_names(cases), *_baselines(cases)]
+    with SpeedProgram(program, served, _sizes(cases), work / "speed.log", RUN_TIMEOUT_S, RUN_TIMEOUT_S * passes, None) as run:
+        run.wait_started()
+        for pass_number in range(passes):
+            timing.add(run.serve(served, _orders(1, pass_number)))
     if timing.problems:
         raise SpeedError("; ".join(timing.problems))
     return timing
