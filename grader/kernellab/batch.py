@@ -9,6 +9,7 @@ it started (stopping.py).
 """
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -24,7 +25,7 @@ from kernellab.errors import InputError, display_path
 from kernellab.gradebook import GradebookOptions
 from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.model import Grade
-from kernellab.grading.pipeline import discard_scratch, grade_submission
+from kernellab.grading.pipeline import grade_submission
 from kernellab.grading.resources import GradeSlots
 from kernellab.grading.run import GradingRun
 from kernellab.grading.start import student_name
@@ -112,6 +113,24 @@ def collect(assignment: Assignment, submissions: dict[str, Path], out: Path, cla
     print_summary(grades)
     console.print(f"gradebook and class summary: {', '.join(map(display_path, written))}; reports: {display_path(out / 'students')}")
     return grades
+
+
+# What a batch keeps of a graded submission's job folder: the files it graded and what its runs
+# printed (the tests', speed runs' and sanitizers' logs). Its builds and records, some 0.5 GB a
+# grade of pbb (the records of every case's arrays), go once its reports are written: a class of
+# a hundred would otherwise fill a GPU host's 64 GB disk. `kernellab grade` keeps them all.
+KEPT_AFTER_GRADING = ("submission", "logs", "speed", "sanitizers")
+
+
+def discard_scratch(job: Path) -> None:
+    """Remove what a graded submission's job folder holds beyond KEPT_AFTER_GRADING."""
+    for entry in job.iterdir() if job.is_dir() else ():
+        if entry.name in KEPT_AFTER_GRADING:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def _grade_all(grading: GradingRun, submissions: dict[str, Path], pending: list[str], out: Path, jobs: int) -> None:

@@ -3,6 +3,7 @@ alone has it alone, and an exclusive holder that waits is not starved by later s
 hold it run by run, so that a measurement waits for the runs in flight, not for whole stages. And a
 batch's grade slots: a grade waiting for the GPU alone leaves its share of the cores to another."""
 
+import fcntl
 import threading
 import time
 from pathlib import Path
@@ -57,6 +58,21 @@ def test_grades_waiting_for_the_gpu_alone_have_it_in_turn_in_one_drain(tmp_path)
               ("second measurement", "exclusive"), ("third measurement", "exclusive")]
     assert holders_in_order(GpuLock(tmp_path / "gpu.lock"), asking) == [
         "first measurement", "second measurement", "third measurement", "later run"]
+
+
+def test_the_gpu_is_free_to_share_while_another_holder_passes_the_turnstile_and_not_while_one_has_it_alone(tmp_path):
+    lock = GpuLock(tmp_path / "gpu.lock")
+    turnstile = tmp_path / "gpu.lock.turnstile"
+    with open(turnstile, "a") as passing:
+        fcntl.flock(passing, fcntl.LOCK_EX)  # a shared holder passing through, for a moment
+        passed = threading.Timer(0.02, fcntl.flock, (passing, fcntl.LOCK_UN))
+        passed.start()
+        with lock.shared_if_free() as free:
+            passed.join()
+            assert free, "a holder passing the turnstile made the GPU look taken"
+    with lock.exclusive():
+        with GpuLock(tmp_path / "gpu.lock").shared_if_free() as free:  # another grader process's
+            assert not free
 
 
 def test_shared_holders_hold_the_gpu_together(tmp_path):

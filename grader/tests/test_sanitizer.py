@@ -4,6 +4,7 @@ import random
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
@@ -16,7 +17,11 @@ from kernellab.grading.resources import GpuLock
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import compute_sanitizer
 from kernellab.grading.sanitizers.compute_sanitizer import parse_report, sanitize
-from kernellab.grading.sanitizers.stage import add_sanitizer_reports, deciding, run_sanitizers
+from kernellab.grading import pipeline
+from kernellab.grading.progress import Progress
+from kernellab.grading.resources import PARALLEL_RUNS
+from kernellab.grading.building import BuiltSoFar
+from kernellab.grading.sanitizers.stage import add_sanitizer_reports, deciding, run_as_built, run_sanitizers
 from kernellab.grading.scoring import score_task
 from kernellab.grading.start import open_run
 from kernellab.manifest import load_manifest
@@ -158,6 +163,76 @@ def test_sanitizer_runs_share_the_gpu_with_test_runs_and_wait_for_a_speed_measur
     assert [report.errors for report in run_sanitizers(grading, tmp_path / "job", runs, {"saxpy": tmp_path / "saxpy"})] == [0] * len(runs)
     for _tests, tool_name in runs:
         assert "========= shared after" in (tmp_path / "job" / "sanitizers" / f"saxpy.{tool_name}.log").read_text()
+
+
+def stand_in_tool(tmp_path, seconds: float):
+    """compute-sanitizer standing in: it logs each run's program and tool, takes `seconds`, and
+    reports no errors."""
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(f'#!/bin/sh\necho "$2 $7" >> "{tmp_path / "ran"}"\nsleep {seconds}\n'
+                    'echo "========= ERROR SUMMARY: 0 errors" > "$4"\n')
+    tool.chmod(0o755)
+    return tool
+
+
+def test_the_sanitizers_run_on_each_program_as_its_build_folder_ends_and_leave_the_rest_for_after_speed(tmp_path, monkeypatch):
+    # After speed they took 10.5 s of a grade alone on an H200, while the GPU idled through the build.
+    grading = GradingRun(starter_manifest_with(tmp_path, ""), "cuda", tmp_path / "work", None, seed=1)
+    grading.gpu_lock, grading.run_slots = GpuLock(tmp_path / "gpu.lock"), threading.BoundedSemaphore(PARALLEL_RUNS)
+    monkeypatch.setattr(compute_sanitizer, "find_tool", lambda: str(stand_in_tool(tmp_path, 1.5)))
+    programs = {f"tests{index}": tmp_path / f"tests{index}" for index in range(3)}
+    so_far = BuiltSoFar()
+    beside = ThreadPoolExecutor(1).submit(run_as_built, grading, tmp_path / "job", so_far)
+    so_far.add({"tests0": programs["tests0"], "speed_tests0": tmp_path / "speed_tests0"})
+    ran = tmp_path / "ran"
+    deadline = time.monotonic() + 10
+    while (not ran.exists() or len(ran.read_text().splitlines()) < 3) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the first folder's runs start while the others build
+    assert sorted(ran.read_text().splitlines()) == [f"{tool} {programs['tests0']}" for tool in compute_sanitizer.TOOLS]
+    so_far.add({name: programs[name] for name in ("tests1", "tests2")})
+    so_far.close()  # the build ends with 9 runs asked, 8 at a time: one did not start
+    early = beside.result(10)
+    assert len(early) == PARALLEL_RUNS and all(report.errors == 0 for report in early)
+    state = pipeline.Submission(tmp_path / "job", Progress(grading.deadline, {}, None), turn_ticket=0, sanitizer_reports=early,
+                       built={name: None for name in programs}, programs=programs)
+    after_speed = pipeline.sanitize(grading, state).sanitizer_reports
+    assert sorted((report.tests, report.tool) for report in after_speed) == sorted(
+        (name, tool) for name in programs for tool in compute_sanitizer.TOOLS)
+    assert len(ran.read_text().splitlines()) == 9, "a run beside the build ran again after speed"
+
+
+def test_a_sanitizer_run_beside_the_build_does_not_wait_for_another_grades_measurement(tmp_path, monkeypatch):
+    # The build's step holds a build turn: waiting behind speed stages would hold up every build.
+    grading = GradingRun(starter_manifest_with(tmp_path, ""), "cuda", tmp_path / "work", None, seed=1)
+    grading.gpu_lock = GpuLock(tmp_path / "gpu.lock")
+    monkeypatch.setattr(compute_sanitizer, "find_tool", lambda: str(stand_in_tool(tmp_path, 0)))
+    measuring, measured = threading.Event(), threading.Event()
+
+    def speed_measurement() -> None:
+        with GpuLock(tmp_path / "gpu.lock").exclusive():
+            measuring.set()
+            measured.wait(10)
+
+    threading.Thread(target=speed_measurement).start()
+    assert measuring.wait(10)
+    so_far = BuiltSoFar()
+    so_far.add({"tests0": tmp_path / "tests0"})
+    so_far.close()
+    started = time.monotonic()
+    assert run_as_built(grading, tmp_path / "job", so_far) == []
+    measured.set()
+    assert time.monotonic() - started < 2
+    assert not (tmp_path / "ran").exists()
+
+
+def test_no_sanitizer_runs_beside_a_cpu_backend_build(tmp_path, monkeypatch):
+    grading = GradingRun(starter_manifest_with(tmp_path, ""), "cpu", tmp_path / "work", None, seed=1)
+    monkeypatch.setattr(compute_sanitizer, "find_tool", lambda: str(stand_in_tool(tmp_path, 0)))
+    so_far = BuiltSoFar()
+    so_far.add({"tests0": tmp_path / "tests0"})
+    so_far.close()
+    assert run_as_built(grading, tmp_path / "job", so_far) == []
+    assert not (tmp_path / "ran").exists()
 
 
 RACECHECK_WARNINGS_ONLY = ("========= COMPUTE-SANITIZER\n========= Warning: Race reported between Write access at k+0x10\n"

@@ -8,9 +8,10 @@ task's folder (where the reference's versions of the first task's functions sit)
 folder of another (the CPU backend's rewritten copies of those folders)."""
 
 import os
+import queue
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -54,6 +55,26 @@ CPU_ORDERS = 3
 Built = dict[str, str | None]
 
 
+class BuiltSoFar:
+    """The programs of a build as each of its folders ends, checked (the harness check passed),
+    for a stage beside the build that runs them meanwhile; closed when the build ends, built or not."""
+
+    def __init__(self):
+        self._programs: queue.SimpleQueue[dict[str, Path] | None] = queue.SimpleQueue()
+
+    def add(self, programs: dict[str, Path]) -> None:
+        """Programs (by target) that one build folder made."""
+        self._programs.put(programs)
+
+    def close(self) -> None:
+        self._programs.put(None)
+
+    def __iter__(self) -> Iterator[dict[str, Path]]:
+        """Each folder's programs as it ends, until the build ends."""
+        while (programs := self._programs.get()) is not None:
+            yield programs
+
+
 def student_role_args(backend: Backend) -> tuple[str, ...]:
     """What a build of student code fixes at compile time: its role, and on the CPU backend the
     thread orders of the race check (as the TA's KERNELLAB_CPU_ORDERS says), which the student's
@@ -81,6 +102,7 @@ def build(
     readable: tuple[Path, ...] = (),
     views: Mapping[str, Path] = {},
     cache: CompileCache | None = None,
+    so_far: BuiltSoFar | None = None,
 ) -> Built:
     """Build each target (test executables by `tests` name, SPEED_TARGET, or a task's speed program
     `speed_<tests>`); None for those that built, else their first compiler errors. CMake's
@@ -90,7 +112,8 @@ def build(
     in `view_dir(build_dir, tests)` by a step that sees that folder and none of the others, and
     its programs are copied to where `executable(build_dir, ...)` finds them. Each compiler goes
     through the compile `cache` when given: a build of the reference writes its own private one,
-    any other build only reads the harness's (compile_cache.py)."""
+    any other build only reads the harness's (compile_cache.py). `so_far` is given each folder's
+    programs as the folder ends, by target and where they lie in that folder."""
     if cache and cache.private != (REFERENCE_ROLE in cmake_args):
         raise ValueError("the reference's compile cache is for the reference's builds alone, and only they write one")
     parts = [(solution, build_dir, [t for t in targets if t not in _view_targets(views)], {})]
@@ -102,8 +125,13 @@ def build(
 
     def build_part(part: tuple[Path, Path, list[str], dict[str, str]]) -> Built:
         folder, directory, names, renamed = part
-        return _build_folder(assignment, folder, directory, names, cmake_args, sandbox, readable, len(parts),
-                             alone=bool(renamed), cache=cache)
+        part_built = _build_folder(assignment, folder, directory, names, cmake_args, sandbox, readable, len(parts),
+                                   alone=bool(renamed), cache=cache)
+        if so_far is not None:
+            as_named = renamed or {name: name for name in names}
+            so_far.add({target: executable(directory, assignment.id, name)
+                        for target, name in as_named.items() if part_built[name] is None})
+        return part_built
 
     with ThreadPoolExecutor(len(parts) or 1) as pool:
         results = list(pool.map(build_part, parts))

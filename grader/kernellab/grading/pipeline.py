@@ -1,17 +1,19 @@
 """Grade one submission: intake, then STAGES in order, each a module of its own.
 
-    intake -> isolation -> build | race-check build -> tests | race check | program checks
-    -> judge and score -> confirming failures alone -> speed -> sanitizers -> feedback -> the Grade
+    intake -> isolation -> build | race-check build | sanitizers as built
+    -> tests | race check | program checks -> judge and score -> confirming failures alone -> speed
+    -> sanitizers -> feedback -> the Grade
 
 Stages joined by "|" form one step and run at once: the CPU's work beside the GPU's, which one
 after another left all but a few of a grade's cores idle (docs/performance.md). The sanitizers
-stay apart from the tests: beside instrumented kernels a test run of many short launches went
-from 2.3 to 19 s on an H100, and runs out of their time are confirmed alone. The reference's build
-and records go on beside the first steps; the program checks and the judge wait for them. Each
-stage takes the submission's state (`Submission`) and returns it with what it made, fields of its
-own, and declares what it holds of the machine (`Holds`). Confirming alone, speed and the
-sanitizers are skipped, and said so, when they will not fit in what the run's deadline leaves;
-the grade so far is published after each stage that earns points (progress.py).
+stay apart from the tests (beside instrumented kernels a test run of many short launches went
+from 2.3 to 19 s on an H100, and runs out of their time are confirmed alone): they run as the
+build's folders end, the GPU idle meanwhile, and what the build's end left runs after speed. The
+reference's build and records go on beside the first steps; the program checks and the judge
+wait for them. Each stage takes the submission's state (`Submission`) and returns it with what it
+made, fields of its own, and declares what it holds of the machine (`Holds`). Confirming alone,
+speed and the sanitizers are skipped, and said so, when they will not fit in what the run's
+deadline leaves; the grade so far is published after each stage that earns points (progress.py).
 
 Student code only ever runs in the sandbox (sandbox/): its build, and each test, speed or
 sanitizer program started by runner.py; everything that decides a score runs here, in the
@@ -32,7 +34,7 @@ from kernellab.applicability import Condition
 from kernellab.binary_checks import symbols_in_binaries
 from kernellab.errors import InputError
 from kernellab.grading import findings, groups, reference
-from kernellab.grading.building import Built, build, student_role_args, unmet_conditions
+from kernellab.grading.building import Built, BuiltSoFar, build, student_role_args, unmet_conditions
 from kernellab.grading.isolation import stage as isolation
 from kernellab.grading.isolation.splice import Isolation
 from kernellab.grading.model import Grade, GradingError, GroupResult, TaskGrade
@@ -84,6 +86,7 @@ class Submission:
     source_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     isolations: dict[str, Isolation] = field(default_factory=dict)
     built: Built = field(default_factory=dict)
+    built_so_far: BuiltSoFar = field(default_factory=BuiltSoFar)  # for the sanitizers beside the build
     # The build's result: the program of each target that built.
     programs: Programs = field(default_factory=dict)
     not_applicable: tuple[Condition, ...] = ()
@@ -150,7 +153,10 @@ def build_programs(grading: GradingRun, state: Submission) -> Submission:
     with timed(state.seconds, "build"), ThreadPoolExecutor(1) as beside:
         probing = beside.submit(unmet_conditions, assignment, solution, state.job / "probes", student_cmake_args(grading),
                                 grading.sandbox, readable=reference.prebuilt_mains(grading), cache=grading.compile_cache)
-        built = build_solution(grading, solution, build_dir, state.isolations)
+        try:
+            built = build_solution(grading, solution, build_dir, state.isolations, so_far=state.built_so_far)
+        finally:
+            state.built_so_far.close()
         built, standing = isolation.whole_where_isolated_failed(
             built, state.isolations, lambda whole_dir, targets: build_solution(grading, solution, whole_dir, {}, targets),
             state.job, assignment.id)
@@ -171,6 +177,15 @@ def build_for_race_check(grading: GradingRun, state: Submission) -> Submission:
     with timed(state.seconds, "race-check build"):
         race_build = build_race_check(grading, state.solution, state.job, state.isolations)
     return replace(state, race_build=race_build)
+
+
+def sanitize_as_built(grading: GradingRun, state: Submission) -> Submission:
+    """compute-sanitizer on each test executable as its build folder ends (sanitizers/stage.py)."""
+    started = time.monotonic()
+    reports = sanitizers.run_as_built(grading, state.job, state.built_so_far)
+    if reports:  # its seconds span the build: only where it ran
+        state.seconds["sanitizers as built"] = time.monotonic() - started
+    return replace(state, sanitizer_reports=reports)
 
 
 def run_tests(grading: GradingRun, state: Submission) -> Submission:
@@ -246,14 +261,15 @@ def sanitize(grading: GradingRun, state: Submission) -> Submission:
     """compute-sanitizer on the test executables, sharing the GPU with other grades' runs: the first
     stage to go when time is short, but for the runs that decide points (a race check's GPU half;
     sanitizers/stage.py)."""
-    sanitizer_runs = sanitizers.planned_runs(grading, state.tests_built)
+    done = {(report.tests, report.tool) for report in state.sanitizer_reports}
+    sanitizer_runs = [run for run in sanitizers.planned_runs(grading, state.tests_built) if run not in done]
     deciding = sanitizers.deciding(grading, sanitizer_runs)
     optional = [run for run in sanitizer_runs if run not in deciding]
     if optional and not state.progress.may_run(sanitizers.cost(grading, optional)):
         sanitizer_runs = deciding
     with timed(state.seconds, "sanitizers"):
         reports = sanitizers.run_sanitizers(grading, state.job, sanitizer_runs, state.test_programs)
-    return replace(state, sanitizer_reports=reports)
+    return replace(state, sanitizer_reports=[*state.sanitizer_reports, *reports])
 
 
 def add_feedback(grading: GradingRun, state: Submission) -> Submission:
@@ -267,7 +283,8 @@ def add_feedback(grading: GradingRun, state: Submission) -> Submission:
 STAGES: tuple[tuple[Stage, ...], ...] = (
     (Stage("isolation", frozenset({Holds.CPU}), isolate),),
     (Stage("build", frozenset({Holds.BUILD_TURN}), build_programs),
-     Stage("race-check build", frozenset({Holds.BUILD_TURN}), build_for_race_check)),
+     Stage("race-check build", frozenset({Holds.BUILD_TURN}), build_for_race_check),
+     Stage("sanitizers as built", frozenset({Holds.GPU_SHARED}), sanitize_as_built)),
     (Stage("tests", frozenset({Holds.CPU, Holds.GPU_SHARED}), run_tests),
      Stage("race check", frozenset({Holds.CPU}), check_races),
      Stage("program checks", frozenset({Holds.CPU}), check_programs)),
@@ -334,24 +351,6 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
                                 stages={stage: round(took, 1) for stage, took in state.seconds.items()})
 
 
-# What a batch keeps of a graded submission's job folder: the files it graded and what its runs
-# printed (the tests', speed runs' and sanitizers' logs). Its builds and records, some 0.5 GB a
-# grade of pbb (the records of every case's arrays), go once its reports are written: a class of
-# a hundred would otherwise fill a GPU host's 64 GB disk. `kernellab grade` keeps them all.
-KEPT_AFTER_GRADING = ("submission", "logs", "speed", "sanitizers")
-
-
-def discard_scratch(job: Path) -> None:
-    """Remove what a graded submission's job folder holds beyond KEPT_AFTER_GRADING."""
-    for entry in job.iterdir() if job.is_dir() else ():
-        if entry.name in KEPT_AFTER_GRADING:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-
-
 def scored(grading: GradingRun, state: Submission) -> Submission:
     """Each task's grade from the groups' verdicts and its findings: the static checks', the unmet
     requirements' (the properties' records are read each time: a group confirmed alone records
@@ -378,7 +377,7 @@ def add_unmet_requirements(assignment: Assignment, runs: list[groups.GroupRun],
 
 
 def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolations: dict[str, Isolation],
-                   targets: list[str] | None = None) -> Built:
+                   targets: list[str] | None = None, so_far: BuiltSoFar | None = None) -> Built:
     """The build stage: the test executables, each against its task's isolated folder where it
     has one, and, when speed is timed, the speed program (the whole submission) and one per
     isolated task with speed cases; linked with the reference build's harness mains once it has them,
@@ -388,7 +387,8 @@ def build_solution(grading: GradingRun, solution: Path, build_dir: Path, isolati
         targets = test_targets(grading.assignment, grading.times_speed) + isolation.speed_targets(
             grading.assignment, isolations, grading.times_speed)
     return build(grading.assignment, solution, build_dir, targets, student_cmake_args(grading), grading.sandbox,
-                 readable=reference.prebuilt_mains(grading), views=isolation.views(isolations), cache=grading.compile_cache)
+                 readable=reference.prebuilt_mains(grading), views=isolation.views(isolations), cache=grading.compile_cache,
+                 so_far=so_far)
 
 
 def student_cmake_args(grading: GradingRun) -> tuple[str, ...]:

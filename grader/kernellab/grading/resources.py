@@ -5,6 +5,7 @@ import fcntl
 import heapq
 import itertools
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -21,6 +22,9 @@ PARALLEL_RUNS = 8
 # each run that times out beside others is run again with the GPU to itself, which holds up
 # every other grade.
 RUN_SLOTS = 2 * available_cpus()
+# How long a shared holder may take to pass the GPU lock's turnstile, which it holds for a moment:
+# longer, an exclusive holder keeps it.
+TURNSTILE_PASSING_S = 0.1
 
 
 class GpuLock:
@@ -60,6 +64,33 @@ class GpuLock:
             pass
         with self._held(self._path, fcntl.LOCK_SH):
             yield
+
+    @contextmanager
+    def shared_if_free(self) -> Iterator[bool]:
+        """The GPU shared for the block if no one has it alone or waits for it (True), else False
+        within TURNSTILE_PASSING_S, holding nothing."""
+        held = ExitStack()
+        try:
+            self._pass_turnstile_if_free()
+            held.enter_context(self._held(self._path, fcntl.LOCK_SH | fcntl.LOCK_NB))
+            free = True
+        except BlockingIOError:
+            free = False
+        with held:
+            yield free
+
+    def _pass_turnstile_if_free(self) -> None:
+        """Through the turnstile, or BlockingIOError if an exclusive holder keeps it: a shared
+        holder passing through holds it for a moment only."""
+        deadline = time.monotonic() + TURNSTILE_PASSING_S
+        while True:
+            try:
+                with self._held(self._turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB):
+                    return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(TURNSTILE_PASSING_S / 20)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:

@@ -110,6 +110,19 @@ class GradingRun:
             yield
 
     @contextmanager
+    def run_slot_if_free(self) -> Iterator[bool]:
+        """A run slot and the GPU shared for the block if both are free now (True), else at once
+        False, holding neither: for runs that may as well wait for later."""
+        if not self.run_slots.acquire(blocking=False):
+            yield False
+            return
+        try:
+            with self.gpu_lock.shared_if_free() as free:
+                yield free
+        finally:
+            self.run_slots.release()
+
+    @contextmanager
     def build_turn(self, ticket: int) -> Iterator[None]:
         """A build turn for this thread's grade, in `ticket`'s order, its grade slot left to another
         grade meanwhile (resources.GradeSlots): a build's compilers take the machine's compiler

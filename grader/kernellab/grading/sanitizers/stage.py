@@ -12,12 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernellab.deadline import StageCost
-from kernellab.grading.building import Built
+from kernellab.grading.building import Built, BuiltSoFar
 from kernellab.grading.model import TaskGrade
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.run import GradingRun
 from kernellab.grading.sanitizers import compute_sanitizer
-from kernellab.grading.targets import Programs
+from kernellab.grading.targets import Programs, is_speed_target
 
 
 STAGE = "GPU sanitizers"
@@ -58,25 +58,54 @@ def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun], pro
     tool_path = compute_sanitizer.find_tool()
     if not runs or tool_path is None:
         return []
-
-    limits = grading.assignment.grading
-
-    def sanitize(run: SanitizerRun) -> compute_sanitizer.SanitizerReport:
-        tests, tool = run
-        with grading.run_slot():
-            return compute_sanitizer.sanitize(
-                tool_path, tool, programs[tests], tests,
-                job / "sanitizers" / f"{tests}.{tool}.log", grading.deadline.timeout_for(grading.timeout_s * compute_sanitizer.TIMEOUT_FACTOR),
-                grading.sandbox, limits.sanitizer_sizes, limits.sanitizer_block_sizes,
-            )
-
     # Each run has the GPU shared (run_slot), as the tests' runs: correctness runs, whose verdicts
     # no time decides but their limits. Holding the GPU alone here made a batch's GPU serial
     # (issue 26: nine grades' tests waited on one grade's sanitizers); beside instrumented kernels
     # a test run goes slower (on an H100 sgm_scan's 2.3 s took 19 s), and one that runs out of
     # time beside others is confirmed alone, as any (groups.confirm_alone).
+    def sanitize(run: SanitizerRun) -> compute_sanitizer.SanitizerReport:
+        with grading.run_slot():
+            return _sanitize(grading, job, tool_path, run, programs[run[0]])
+
     with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         return list(pool.map(sanitize, runs))
+
+
+def run_as_built(grading: GradingRun, job: Path, so_far: BuiltSoFar) -> list[compute_sanitizer.SanitizerReport]:
+    """compute-sanitizer on each test executable as its build folder ends, while the others build:
+    the GPU idles through a build, and after speed the sanitizers took 10.5 s of a grade alone on an
+    H200, 8.0 of them GPU-busy (docs/performance.md). A run starts only if a run slot and the GPU
+    are free to share then: the build's step, which holds a build turn, must not wait behind other
+    grades' speed measurements. What did not run is left to the stage after speed (run_sanitizers),
+    and what runs ends with the build's step, so that no instrumented kernel runs beside this
+    grade's tests."""
+    tool_path = compute_sanitizer.find_tool()
+    sanitizes = grading.backend.runs_sanitizers and tool_path is not None
+
+    def sanitize_if_free(run: SanitizerRun, program: Path) -> compute_sanitizer.SanitizerReport | None:
+        with grading.run_slot_if_free() as free:
+            return _sanitize(grading, job, tool_path, run, program) if free else None
+
+    asked = []
+    with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
+        for programs in so_far:
+            asked += [pool.submit(sanitize_if_free, (tests, tool), program)
+                      for tests, program in programs.items() if sanitizes and not is_speed_target(tests)
+                      for tool in compute_sanitizer.TOOLS]
+        for run in asked:
+            run.cancel()  # not started when the build ended
+    return [report for run in asked if not run.cancelled() and (report := run.result()) is not None]
+
+
+def _sanitize(grading: GradingRun, job: Path, tool_path: str, run: SanitizerRun, program: Path) -> compute_sanitizer.SanitizerReport:
+    """One sanitizer run, its slot and the GPU held by the caller."""
+    tests, tool = run
+    limits = grading.assignment.grading
+    return compute_sanitizer.sanitize(
+        tool_path, tool, program, tests,
+        job / "sanitizers" / f"{tests}.{tool}.log", grading.deadline.timeout_for(grading.timeout_s * compute_sanitizer.TIMEOUT_FACTOR),
+        grading.sandbox, limits.sanitizer_sizes, limits.sanitizer_block_sizes,
+    )
 
 
 def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports: list[compute_sanitizer.SanitizerReport]) -> list[TaskGrade]:
@@ -89,7 +118,9 @@ def add_sanitizer_reports(grading: GradingRun, grades: list[TaskGrade], reports:
     sizes, blocks = ", ".join(map(str, limits.sanitizer_sizes)), " and ".join(map(str, limits.sanitizer_block_sizes))
     updated = []
     for grade in grades:
-        own = [report for report in reports if report.tests == tests_of[grade.id]]
+        # In the tools' order, whichever ran beside the build and whichever after speed.
+        own = sorted((report for report in reports if report.tests == tests_of[grade.id]),
+                     key=lambda report: compute_sanitizer.TOOLS.index(report.tool))
         if not own:
             updated.append(grade)
             continue
