@@ -315,3 +315,15 @@ def test_a_program_that_does_not_end_when_told_is_killed(tmp_path, monkeypatch):
     [pid_file] = tmp_path.glob("student-pid-*")
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.name.rsplit("-", 1)[1]), 0)
+
+
+def test_a_wrong_output_is_told_even_when_a_later_pass_crashed(tmp_path, few_repetitions):
+    # Seen on an H200: work a host thread left running after each window wrote into the buffers the
+    # pass freed, and the next pass crashed on it; the TA is told of the wrong outputs first.
+    reference = program(tmp_path, call_s=0.01, name="reference")
+    wrong_then_crashes = ("passes = 0\ndef serving(cases):\n    global passes\n    passes += 1\n    if passes == 2:\n"
+                          "        sys.exit('an illegal memory access was encountered')\n"
+                          "def answer(kind, seed):\n    return digest(seed + 1)")
+    student = program(tmp_path, wrong_then_crashes, call_s=0.01, name="student")
+    [result] = timing.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
+    assert result.points == 0 and "differs from the reference's" in result.problem, result

@@ -228,16 +228,18 @@ def _score(case: SpeedCase, size: int, student: _Timing, reference: _Timing) -> 
     base["baseline_us"] = reference.own_net_micros((case.baseline, size))
     want = reference.digests.get(key, {})
     got = student.digests.get(key, {})
-    if len(student.micros.get(key, [])) < ROUNDS or set(got) != set(want):
+    # A wrong output says more than the pass it may have crashed later (work left running after
+    # the window wrote into freed memory, say), so it is told first.
+    wrong = [seed for seed, digest in got.items() if want.get(seed, digest) != digest]
+    if not wrong and (len(student.micros.get(key, [])) < ROUNDS or set(got) != set(want)):
         problem = "; ".join(student.problems) or "no timing for every repetition"
         return SpeedResult(points=0.0, reference_us=reference_us, copy_us=copy_us, problem=problem, **base)
     own_overhead = _least(student.overhead.get(key))
     student_us = student.net_micros(key, overhead if own_overhead is None else min(overhead, own_overhead))
-    wrong = [seed for seed, digest in want.items() if got[seed] != digest]
     measured = dict(student_us=student_us, reference_us=reference_us, copy_us=copy_us)
     if wrong:
         problem = (
-            f"the output of {len(wrong)} of {len(want)} timed repetitions differs from the reference's for the same "
+            f"the output of {len(wrong)} of {len(got)} timed repetitions differs from the reference's for the same "
             "input: results kept between calls, or a race that timing exposes?"
         )
         return SpeedResult(points=0.0, problem=problem, **measured, **base)
