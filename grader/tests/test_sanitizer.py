@@ -21,7 +21,7 @@ from kernellab.grading import pipeline
 from kernellab.grading.progress import Progress
 from kernellab.grading.resources import PARALLEL_RUNS
 from kernellab.grading.building import BuiltSoFar
-from kernellab.grading.sanitizers.stage import add_sanitizer_reports, deciding, run_as_built, run_sanitizers
+from kernellab.grading.sanitizers.stage import add_sanitizer_reports, deciding, run_sanitizers, start_as_built
 from kernellab.grading.scoring import score_task
 from kernellab.grading.start import open_run
 from kernellab.manifest import load_manifest
@@ -175,14 +175,16 @@ def stand_in_tool(tmp_path, seconds: float):
     return tool
 
 
-def test_the_sanitizers_run_on_each_program_as_its_build_folder_ends_and_leave_the_rest_for_after_speed(tmp_path, monkeypatch):
+def test_the_sanitizers_run_on_each_program_as_its_build_folder_ends_past_the_build_and_leave_the_rest_for_after_speed(
+        tmp_path, monkeypatch):
     # After speed they took 10.5 s of a grade alone on an H200, while the GPU idled through the build.
     grading = GradingRun(starter_manifest_with(tmp_path, ""), "cuda", tmp_path / "work", None, seed=1)
     grading.gpu_lock, grading.run_slots = GpuLock(tmp_path / "gpu.lock"), threading.BoundedSemaphore(PARALLEL_RUNS)
     monkeypatch.setattr(compute_sanitizer, "find_tool", lambda: str(stand_in_tool(tmp_path, 1.5)))
     programs = {f"tests{index}": tmp_path / f"tests{index}" for index in range(3)}
     so_far = BuiltSoFar()
-    beside = ThreadPoolExecutor(1).submit(run_as_built, grading, tmp_path / "job", so_far)
+    beside = ThreadPoolExecutor(PARALLEL_RUNS)
+    stage = ThreadPoolExecutor(1).submit(start_as_built, grading, tmp_path / "job", so_far, beside)
     so_far.add({"tests0": programs["tests0"], "speed_tests0": tmp_path / "speed_tests0"})
     ran = tmp_path / "ran"
     deadline = time.monotonic() + 10
@@ -191,9 +193,10 @@ def test_the_sanitizers_run_on_each_program_as_its_build_folder_ends_and_leave_t
     assert sorted(ran.read_text().splitlines()) == [f"{tool} {programs['tests0']}" for tool in compute_sanitizer.TOOLS]
     so_far.add({name: programs[name] for name in ("tests1", "tests2")})
     so_far.close()  # the build ends with 9 runs asked, 8 at a time: one did not start
-    early = beside.result(10)
-    assert len(early) == PARALLEL_RUNS and all(report.errors == 0 for report in early)
-    state = pipeline.Submission(tmp_path / "job", Progress(grading.deadline, {}, None), turn_ticket=0, sanitizer_reports=early,
+    early = stage.result(10)
+    # The stage ends with the build; the runs it started go on (beside the grade's tests).
+    assert len(early) == PARALLEL_RUNS and not any(run.done() for run in early)
+    state = pipeline.Submission(tmp_path / "job", Progress(grading.deadline, {}, None), turn_ticket=0, sanitizing=early,
                        built={name: None for name in programs}, programs=programs)
     after_speed = pipeline.sanitize(grading, state).sanitizer_reports
     assert sorted((report.tests, report.tool) for report in after_speed) == sorted(
@@ -219,7 +222,7 @@ def test_a_sanitizer_run_beside_the_build_does_not_wait_for_another_grades_measu
     so_far.add({"tests0": tmp_path / "tests0"})
     so_far.close()
     started = time.monotonic()
-    assert run_as_built(grading, tmp_path / "job", so_far) == []
+    assert [run.result() for run in start_as_built(grading, tmp_path / "job", so_far, ThreadPoolExecutor(1))] == [None]
     measured.set()
     assert time.monotonic() - started < 2
     assert not (tmp_path / "ran").exists()
@@ -231,7 +234,7 @@ def test_no_sanitizer_runs_beside_a_cpu_backend_build(tmp_path, monkeypatch):
     so_far = BuiltSoFar()
     so_far.add({"tests0": tmp_path / "tests0"})
     so_far.close()
-    assert run_as_built(grading, tmp_path / "job", so_far) == []
+    assert start_as_built(grading, tmp_path / "job", so_far, ThreadPoolExecutor(1)) == []
     assert not (tmp_path / "ran").exists()
 
 

@@ -6,11 +6,11 @@
 
 Stages joined by "|" form one step and run at once: the CPU's work beside the GPU's, which one
 after another left all but a few of a grade's cores idle (docs/performance.md). The sanitizers
-stay apart from the tests (beside instrumented kernels a test run of many short launches went
-from 2.3 to 19 s on an H100, and runs out of their time are confirmed alone): they run as the
-build's folders end, the GPU idle meanwhile, and what the build's end left runs after speed. The
-reference's build and records go on beside the first steps; the program checks and the judge
-wait for them. Each stage takes the submission's state (`Submission`) and returns it with what it
+run as the build's folders end, the GPU idle meanwhile; the runs started go on beside the tests
+(beside a whole stage of instrumented kernels a test run of many short launches went from 2.3
+to 19 s on an H100, and runs out of their time are confirmed alone), and what the build's end
+left runs after speed. The reference's build and records go on beside the first steps; the
+program checks and the judge wait for them. Each stage takes the submission's state (`Submission`) and returns it with what it
 made, fields of its own, and declares what it holds of the machine (`Holds`). Confirming alone,
 speed and the sanitizers are skipped, and said so, when they will not fit in what the run's
 deadline leaves; the grade so far is published after each stage that earns points (progress.py).
@@ -23,7 +23,7 @@ grader's process, which never loads student code.
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -81,12 +81,15 @@ class Submission:
     turn_ticket: int
     # Seconds per stage (the Grade's `stages`: where grading time goes).
     seconds: dict[str, float] = field(default_factory=dict)
-    # The reference's build and records, going on beside the build and the tests; the judge waits.
+    # Work going on beside the steps, waited for when the grade ends: the reference's build and
+    # records (the judge waits for them), the sanitizer runs started beside the build (`sanitizing`).
+    beside: Executor | None = None
     reference_ready: Future | None = None
     source_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     isolations: dict[str, Isolation] = field(default_factory=dict)
     built: Built = field(default_factory=dict)
     built_so_far: BuiltSoFar = field(default_factory=BuiltSoFar)  # for the sanitizers beside the build
+    sanitizing: list[Future] = field(default_factory=list)
     # The build's result: the program of each target that built.
     programs: Programs = field(default_factory=dict)
     not_applicable: tuple[Condition, ...] = ()
@@ -181,11 +184,7 @@ def build_for_race_check(grading: GradingRun, state: Submission) -> Submission:
 
 def sanitize_as_built(grading: GradingRun, state: Submission) -> Submission:
     """compute-sanitizer on each test executable as its build folder ends (sanitizers/stage.py)."""
-    started = time.monotonic()
-    reports = sanitizers.run_as_built(grading, state.job, state.built_so_far)
-    if reports:  # its seconds span the build: only where it ran
-        state.seconds["sanitizers as built"] = time.monotonic() - started
-    return replace(state, sanitizer_reports=reports)
+    return replace(state, sanitizing=sanitizers.start_as_built(grading, state.job, state.built_so_far, state.beside))
 
 
 def run_tests(grading: GradingRun, state: Submission) -> Submission:
@@ -261,7 +260,8 @@ def sanitize(grading: GradingRun, state: Submission) -> Submission:
     """compute-sanitizer on the test executables, sharing the GPU with other grades' runs: the first
     stage to go when time is short, but for the runs that decide points (a race check's GPU half;
     sanitizers/stage.py)."""
-    done = {(report.tests, report.tool) for report in state.sanitizer_reports}
+    beside = [report for run in state.sanitizing if (report := run.result()) is not None]
+    done = {(report.tests, report.tool) for report in beside}
     sanitizer_runs = [run for run in sanitizers.planned_runs(grading, state.tests_built) if run not in done]
     deciding = sanitizers.deciding(grading, sanitizer_runs)
     optional = [run for run in sanitizer_runs if run not in deciding]
@@ -269,7 +269,7 @@ def sanitize(grading: GradingRun, state: Submission) -> Submission:
         sanitizer_runs = deciding
     with timed(state.seconds, "sanitizers"):
         reports = sanitizers.run_sanitizers(grading, state.job, sanitizer_runs, state.test_programs)
-    return replace(state, sanitizer_reports=[*state.sanitizer_reports, *reports])
+    return replace(state, sanitizer_reports=[*beside, *reports])
 
 
 def add_feedback(grading: GradingRun, state: Submission) -> Submission:
@@ -338,8 +338,8 @@ def grade_submission(grading: GradingRun, submission: Path, student: str, job: P
     state = Submission(job, Progress(grading.deadline, dict(files=intake.files, ignored=intake.ignored, **base), publish),
                        turn_ticket=grading.build_turns.ticket())
     try:
-        with ThreadPoolExecutor(1) as beside:
-            state = replace(state, reference_ready=beside.submit(reference.prepare, grading))
+        with ThreadPoolExecutor(1 + sanitizers.PARALLEL_RUNS) as beside:
+            state = replace(state, beside=beside, reference_ready=beside.submit(reference.prepare, grading))
             for step in STAGES:
                 state = run_step(grading, state, step)
     except SubmissionRejected as rejection:  # a build's harness check (compiled_checks.py)

@@ -7,7 +7,7 @@ tell apart from a GPU's (its device, its macros); racecheck checks the GPU's own
 shared-memory races. Its hazards cost such a task its points, whatever sanitizer_penalty says, its
 runs are never skipped for the deadline, and a run that gives no report costs them too."""
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -71,14 +71,15 @@ def run_sanitizers(grading: GradingRun, job: Path, runs: list[SanitizerRun], pro
         return list(pool.map(sanitize, runs))
 
 
-def run_as_built(grading: GradingRun, job: Path, so_far: BuiltSoFar) -> list[compute_sanitizer.SanitizerReport]:
+def start_as_built(grading: GradingRun, job: Path, so_far: BuiltSoFar, beside: Executor) -> list[Future]:
     """compute-sanitizer on each test executable as its build folder ends, while the others build:
     the GPU idles through a build, and after speed the sanitizers took 10.5 s of a grade alone on an
-    H200, 8.0 of them GPU-busy (docs/performance.md). A run starts only if a run slot and the GPU
-    are free to share then: the build's step, which holds a build turn, must not wait behind other
-    grades' speed measurements. What did not run is left to the stage after speed (run_sanitizers),
-    and what runs ends with the build's step, so that no instrumented kernel runs beside this
-    grade's tests."""
+    H200, 8.0 of them GPU-busy (docs/performance.md). A run starts (in `beside`) only if a run slot
+    and the GPU are free to share then: the build's step, which holds a build turn, must not wait
+    behind other grades' speed measurements. Returns, once the build has ended, the runs started:
+    they go on beside the grade's tests, as other grades' sanitizers do in a batch (waited for, the
+    last folder's took 5.7 s past a grade's build alone on an H200). Their reports are None where
+    the slot or the GPU was not free; those runs, and the ones not started, run after speed."""
     tool_path = compute_sanitizer.find_tool()
     sanitizes = grading.backend.runs_sanitizers and tool_path is not None
 
@@ -87,14 +88,13 @@ def run_as_built(grading: GradingRun, job: Path, so_far: BuiltSoFar) -> list[com
             return _sanitize(grading, job, tool_path, run, program) if free else None
 
     asked = []
-    with ThreadPoolExecutor(PARALLEL_RUNS) as pool:
-        for programs in so_far:
-            asked += [pool.submit(sanitize_if_free, (tests, tool), program)
-                      for tests, program in programs.items() if sanitizes and not is_speed_target(tests)
-                      for tool in compute_sanitizer.TOOLS]
-        for run in asked:
-            run.cancel()  # not started when the build ended
-    return [report for run in asked if not run.cancelled() and (report := run.result()) is not None]
+    for programs in so_far:
+        asked += [beside.submit(sanitize_if_free, (tests, tool), program)
+                  for tests, program in programs.items() if sanitizes and not is_speed_target(tests)
+                  for tool in compute_sanitizer.TOOLS]
+    for run in asked:
+        run.cancel()  # not started when the build ended
+    return [run for run in asked if not run.cancelled()]
 
 
 def _sanitize(grading: GradingRun, job: Path, tool_path: str, run: SanitizerRun, program: Path) -> compute_sanitizer.SanitizerReport:
