@@ -6,6 +6,7 @@ honestly or not: no GPU is needed to see what the grader measures and what it re
 
 import hashlib
 import os
+import shutil
 import stat
 import sys
 import threading
@@ -18,6 +19,8 @@ import pytest
 from kernellab.grading.speed import clock, timing
 from kernellab.grading.speed.clock import OVERHEAD, TIME, Served, SpeedProgram
 from kernellab.manifest import SpeedCase
+from kernellab.sandbox.bubblewrap import machine_sandbox
+from kernellab.sandbox.step import SandboxUnavailable
 
 # A speed program in Python: the harness's protocol, each call taking CALL_S seconds, the
 # digest a function of the seed (what a right output gives). BEHAVIOUR changes one thing.
@@ -327,3 +330,26 @@ def test_a_wrong_output_is_told_even_when_a_later_pass_crashed(tmp_path, few_rep
     student = program(tmp_path, wrong_then_crashes, call_s=0.01, name="student")
     [result] = timing.measure([MAP], {MAP.case: student}, reference, tmp_path / "work", seed=5, sandbox=None)
     assert result.points == 0 and "differs from the reference's" in result.problem, result
+
+
+def test_a_sandboxed_program_serves_its_passes_through_the_sandbox_and_a_stuck_one_is_ended():
+    # As a grade runs the speed programs: in bubblewrap, the pipes passed through it, and a
+    # program stuck in a pass killed there with its pid namespace.
+    try:
+        sandbox = machine_sandbox()
+    except SandboxUnavailable as why:
+        pytest.skip(f"no sandbox here: {why}")
+    folder = Path("/tmp") / f"kernellab-speed-test-{os.getpid()}"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)  # the step runs as a uid of its own, which must reach the program
+    try:
+        stuck_second = "passes = 0\ndef serving(cases):\n    global passes\n    passes += 1\n    if passes == 2:\n        time.sleep(60)\n" + HONEST
+        started = time.monotonic()
+        with SpeedProgram(program(folder, stuck_second), ["map"], [64], folder / "log", 5, 60, sandbox) as run:
+            run.wait_started()
+            first, second = run.serve(["map"], orders), run.serve(["map"], orders)
+        assert first.problem == "" and [repetition.digest for repetition in first.repetitions if repetition.kind == TIME] == [
+            expected_digest(11), expected_digest(12)], first
+        assert "time limit" in second.problem and time.monotonic() - started < 30, second
+    finally:
+        shutil.rmtree(folder)

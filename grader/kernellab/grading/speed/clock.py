@@ -224,11 +224,14 @@ class SpeedProgram:
         except OSError:
             pass
         self._thread.join(timeout=CLOSE_GRACE_S)
-        self._clock.wait()
-        self._clock.stdout.close()
         try:
             self._end()
         finally:
+            # The program's end ends a pass cut short (an error in the grader's thread): its
+            # answer, unread, could fill the pipe the clock writes it to.
+            self._clock.stdout.read()
+            self._clock.wait()
+            self._clock.stdout.close()
             self._log.write_text(self._ran.output if self._ran else "", encoding="utf-8")
 
 

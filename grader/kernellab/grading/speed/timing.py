@@ -31,6 +31,7 @@ a host that got busy between two grades cost the second its speed points (test_s
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,17 +176,15 @@ def measure(
         runs: dict[Path, list[str]] = {}
         for name in sorted(timed):
             runs.setdefault(student_programs[name], []).append(name)
-        lives = [SpeedProgram(program, run_names, sizes, work / f"student-{round_numbers[0]}-{index}.log", RUN_TIMEOUT_S, life_s,
-                              sandbox) for index, (program, run_names) in enumerate(runs.items())]
-        try:
+        with ExitStack() as started:  # every one ended, whatever one's end raised
+            lives = [started.enter_context(SpeedProgram(program, run_names, sizes, work / f"student-{round_numbers[0]}-{index}.log",
+                                                        RUN_TIMEOUT_S, life_s, sandbox))
+                     for index, (program, run_names) in enumerate(runs.items())]
             for life in lives:
                 life.wait_started()
             for round_number in round_numbers:
                 for life, run_names in zip(lives, runs.values()):
                     student.add(life.serve(run_names, _orders(seed, round_number)))
-        finally:
-            for life in lives:
-                life.close()
 
     def scores() -> list[SpeedResult]:
         return [_score(case, size, student, reference) for case in cases for size in case.sizes]
