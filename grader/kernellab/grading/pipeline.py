@@ -10,10 +10,11 @@ run as the build's folders end, the GPU idle meanwhile; the runs started go on b
 (beside a whole stage of instrumented kernels a test run of many short launches went from 2.3
 to 19 s on an H100, and runs out of their time are confirmed alone), and what the build's end
 left runs after speed. The reference's build and records go on beside the first steps; the
-program checks and the judge wait for them. Each stage takes the submission's state (`Submission`) and returns it with what it
-made, fields of its own, and declares what it holds of the machine (`Holds`). Confirming alone,
-speed and the sanitizers are skipped, and said so, when they will not fit in what the run's
-deadline leaves; the grade so far is published after each stage that earns points (progress.py).
+program checks and the judge wait for them. Each stage takes the submission's state
+(`Submission`) and returns it with what it made, fields of its own, and declares what it holds
+of the machine (`Holds`). Confirming alone, speed and the sanitizers are skipped, and said so,
+when they will not fit in what the run's deadline leaves; the grade so far is published after
+each stage that earns points (progress.py).
 
 Student code only ever runs in the sandbox (sandbox/): its build, and each test, speed or
 sanitizer program started by runner.py; everything that decides a score runs here, in the
@@ -81,8 +82,7 @@ class Submission:
     turn_ticket: int
     # Seconds per stage (the Grade's `stages`: where grading time goes).
     seconds: dict[str, float] = field(default_factory=dict)
-    # Work going on beside the steps, waited for when the grade ends: the reference's build and
-    # records (the judge waits for them), the sanitizer runs started beside the build (`sanitizing`).
+    # Work beside the steps, waited for when the grade ends: the reference's, the sanitizers' (`sanitizing`).
     beside: Executor | None = None
     reference_ready: Future | None = None
     source_findings: dict[str, tuple[str, ...]] = field(default_factory=dict)
